@@ -1,0 +1,149 @@
+"""The command line: parse arguments, call one function, map errors to exit codes.
+
+Exit status: 0 success, 1 a check failed (`reportgen check`), 2 the user's
+input or arguments were wrong (one located line per problem, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TextIO
+
+from . import __version__
+from .errors import UserError
+from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
+from .serialize import estimate_json
+from .textout import estimate_text
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake as one line instead of exiting itself."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+def _whole_number(flag: str, text: str, minimum: int) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise UserError(f"{flag}: {text!r} is not a whole number") from None
+    if value < minimum:
+        raise UserError(f"{flag}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"--confidence: {text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise UserError(f"--confidence: must lie strictly between 0 and 1, got {text}")
+    return value
+
+
+def _suite_item(position: int, text: str) -> tuple[int, int]:
+    where = f"--suite item {position}"
+    parts = text.split("/")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise UserError(f"{where}: {text!r} is not SUCCESSES/RUNS (for example 16/20)")
+    successes, runs = int(parts[0]), int(parts[1])
+    if runs < 1:
+        raise UserError(f"{where}: {text!r} has no runs; RUNS must be at least 1")
+    if successes > runs:
+        raise UserError(f"{where}: {text!r} has more successes than runs")
+    return successes, runs
+
+
+def _add_estimate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-k", default="3", metavar="K", help="runs that must all pass (default 3)")
+    parser.add_argument(
+        "--confidence",
+        default=str(DEFAULT_CONFIDENCE),
+        metavar="LEVEL",
+        help="confidence level of every interval, in (0, 1) (default 0.95)",
+    )
+    parser.add_argument(
+        "--format", choices=["text", "json"], default="text", help="output format (default text)"
+    )
+
+
+def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
+    k = _whole_number("-k", args.k, 1)
+    confidence = _confidence(args.confidence)
+    if args.suite:
+        if args.successes is not None or args.runs is not None:
+            raise UserError("give either --suite or --successes/--runs, not both")
+        pairs = [_suite_item(i + 1, item) for i, item in enumerate(args.suite)]
+    else:
+        if args.successes is None or args.runs is None:
+            raise UserError("give --successes and --runs for one task, or --suite C/N ...")
+        runs = _whole_number("--runs", args.runs, 1)
+        successes = _whole_number("--successes", args.successes, 0)
+        if successes > runs:
+            raise UserError(f"--successes ({successes}) cannot exceed --runs ({runs})")
+        pairs = [(successes, runs)]
+    try:
+        suite = estimate_suite([c for c, _ in pairs], [n for _, n in pairs], k, confidence)
+    except EstimateError as error:  # pragma: no cover - the checks above come first
+        raise UserError(str(error)) from None
+    if args.format == "json":
+        out.write(json.dumps(estimate_json(suite), indent=2) + "\n")
+    else:
+        out.write(estimate_text(suite))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="reportgen",
+        description="Turn repeated eval runs into a reliability report (pass^k, pass@k, "
+        "reliability@k with intervals).",
+    )
+    parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    estimate = commands.add_parser(
+        "estimate",
+        help="compute the estimates for counts typed at the terminal",
+        description="Compute pass rate, pass^k (plug-in and unbiased), pass@k and, for several "
+        "tasks, reliability@k, from counts given on the command line.",
+        epilog="examples:\n  reportgen estimate --successes 16 --runs 20 -k 3\n"
+        "  reportgen estimate --suite 16/20 18/20 20/20 12/20 -k 3 --format json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    estimate.add_argument("--successes", metavar="C", help="passed runs of one task")
+    estimate.add_argument("--runs", metavar="N", help="evaluated runs of that task")
+    estimate.add_argument(
+        "--suite", nargs="+", metavar="C/N", help="several tasks, each as SUCCESSES/RUNS"
+    )
+    _add_estimate_options(estimate)
+    estimate.set_defaults(handler=_run_estimate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Entry point: returns the exit status instead of calling sys.exit itself."""
+    out = out or sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace, TextIO], int] | None = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(out)
+            return EXIT_USER_ERROR
+        return handler(args, out)
+    except UserError as error:
+        for line in error.problems:
+            print(f"reportgen: error: {line}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("reportgen: interrupted", file=sys.stderr)
+        return 130

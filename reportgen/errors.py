@@ -1,0 +1,41 @@
+"""Errors that are the user's to fix: reported as located lines, exit status 2."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+#: Stop collecting after this many problems: enough to fix a batch at once.
+MAX_PROBLEMS = 20
+
+
+class UserError(Exception):
+    """Bad input or arguments. Each problem is one line naming where it is."""
+
+    def __init__(self, problems: str | Iterable[str]) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class Problems:
+    """Collects located problems, up to MAX_PROBLEMS, then raises them together."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.truncated = False
+
+    def add(self, message: str) -> None:
+        if len(self.items) < MAX_PROBLEMS:
+            self.items.append(message)
+        else:
+            self.truncated = True
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= MAX_PROBLEMS
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            lines = list(self.items)
+            if self.truncated:
+                lines.append(f"(stopped after {MAX_PROBLEMS} problems)")
+            raise UserError(lines)

@@ -1,0 +1,325 @@
+"""The statistics core: per-task counts in, estimates and intervals out.
+
+Pure by design: no files, no YAML, no templates. Every function takes whole
+arrays of counts (one entry per task) and is vectorized with numpy, because a
+suite can have tens of thousands of tasks. Public functions validate their
+arguments once; the private helpers assume valid input.
+
+Numerical care, since every value must agree with exact rational arithmetic to
+1e-12 even for n = 1,000,000 and k = n:
+
+* Binomial ratios are products of at most min(k, n - c) or min(k, c) factors in
+  (0, 1], never huge binomials (the approach of Chen et al. 2021 for pass@k).
+* Powers x**k are taken as exp(k * log x), where log x comes from log1p of the
+  *complement* 1 - x whenever x >= 1/2. The complement is computed directly from
+  the counts, so a value like (1 - 1e-6)**1e6 keeps its full precision.
+* The Wilson bounds use forms without cancellation, so the lower bound is
+  exactly 0 when c = 0 and the upper bound exactly 1 when c = n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special, stats
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+DEFAULT_CONFIDENCE = 0.95
+
+# Tasks whose ratio needs more factors than this are finished one at a time with
+# a vectorized product over the factors instead of one numpy pass per factor.
+_LOOP_LIMIT = 64
+
+
+class EstimateError(ValueError):
+    """Raised for counts or parameters outside the domain of the estimators."""
+
+
+def validate(successes: IntArray, runs: IntArray, k: int, confidence: float) -> None:
+    """Check counts and parameters; raise EstimateError naming the first bad task (1-based)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise EstimateError(f"k must be a whole number of at least 1, got {k!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise EstimateError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    if successes.shape != runs.shape or successes.ndim != 1:
+        raise EstimateError("successes and runs must be one-dimensional arrays of equal length")
+    bad = np.flatnonzero(runs < 1)
+    if bad.size:
+        i = int(bad[0])
+        raise EstimateError(f"task {i + 1}: runs must be at least 1, got {int(runs[i])}")
+    bad = np.flatnonzero((successes < 0) | (successes > runs))
+    if bad.size:
+        i = int(bad[0])
+        raise EstimateError(
+            f"task {i + 1}: successes must lie between 0 and runs ({int(runs[i])}), "
+            f"got {int(successes[i])}"
+        )
+
+
+def normal_quantile(confidence: float) -> float:
+    """z such that a standard normal falls in [-z, z] with the given probability."""
+    return float(special.ndtri(1.0 - (1.0 - confidence) / 2.0))
+
+
+def t_quantile(confidence: float, df: int) -> float:
+    """Two-sided Student-t critical value with df degrees of freedom."""
+    return float(stats.t.ppf(1.0 - (1.0 - confidence) / 2.0, df))
+
+
+# ---------------------------------------------------------------- per task
+
+
+@dataclass(frozen=True)
+class _Wilson:
+    """Wilson score bounds, each with its complement computed directly."""
+
+    low: FloatArray
+    high: FloatArray
+    one_minus_low: FloatArray
+    one_minus_high: FloatArray
+
+
+def _wilson(successes: IntArray, runs: IntArray, z: float) -> _Wilson:
+    """Wilson (1927) score interval for c/n.
+
+    With p = c/n, q = 1 - p, a = z^2/(2n) and s = sqrt(pq/n + z^2/(4n^2)) the
+    textbook bounds are (p + a -/+ z s) / (1 + 2a). Multiplying the lower one
+    by its conjugate gives p^2 / (p + a + z s): no subtraction, and exactly 0
+    when c = 0. By the symmetry p <-> q the same holds for 1 - high.
+    """
+    n = runs.astype(np.float64)
+    p = successes / n
+    q = (runs - successes) / n  # computed from integers, not as 1 - p
+    a = z * z / (2.0 * n)
+    zs = z * np.sqrt(p * q / n + a / (2.0 * n))
+    scale = 1.0 + 2.0 * a
+    return _Wilson(
+        low=p * p / (p + a + zs),
+        high=1.0 - q * q / (q + a + zs),
+        one_minus_low=(q + a + zs) / scale,
+        one_minus_high=q * q / (q + a + zs),
+    )
+
+
+def _power(x: FloatArray, one_minus_x: FloatArray, k: int) -> FloatArray:
+    """x**k for x in [0, 1], accurate even when x is within 1e-6 of 1 and k is huge.
+
+    Near 1 the log comes from log1p(-(1 - x)) with the complement known to full
+    relative precision; below 1/2 plain log(x) is already accurate enough,
+    since x**k is then at most 2**-k.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_x = np.where(x >= 0.5, np.log1p(-one_minus_x), np.log(x))
+    power: FloatArray = np.exp(k * log_x)
+    return power
+
+
+def _falling_ratio(top: IntArray, bottom: IntArray, factors: IntArray) -> FloatArray:
+    """prod_{i < factors} (top - i) / (bottom - i), elementwise.
+
+    Each factor lies in [0, 1], so the product never overflows, and its
+    relative error grows only linearly with the number of factors.
+    """
+    out = np.ones(top.shape, dtype=np.float64)
+    top_f = top.astype(np.float64)
+    bottom_f = bottom.astype(np.float64)
+    steps = int(min(int(factors.max(initial=0)), _LOOP_LIMIT))
+    for i in range(steps):
+        active = factors > i
+        out[active] *= (top_f[active] - i) / (bottom_f[active] - i)
+    for j in np.flatnonzero(factors > _LOOP_LIMIT):
+        rest = np.arange(_LOOP_LIMIT, int(factors[j]), dtype=np.float64)
+        out[j] *= np.prod((top_f[j] - rest) / (bottom_f[j] - rest))
+    return out
+
+
+def unbiased_pass_hat_k(successes: IntArray, runs: IntArray, k: int) -> FloatArray:
+    """C(c, k) / C(n, k): the chance that k runs drawn without replacement all pass.
+
+    Uses the identity C(c, k)/C(n, k) = C(n-k, n-c)/C(n, n-c) to multiply only
+    min(k, n - c) factors. NaN where k > n (undefined), 0 where c < k.
+    """
+    defined = k <= runs
+    failures = runs - successes
+    use_k = k <= failures
+    # Either prod_{i<k} (c-i)/(n-i), or prod_{i<n-c} (n-k-i)/(n-i).
+    top = np.where(use_k, successes, runs - k)
+    factors = np.where(use_k, k, failures)
+    factors = np.where(defined & (successes >= k), factors, 0)
+    ratio = _falling_ratio(top, runs, factors)
+    ratio = np.where(successes >= k, ratio, 0.0)
+    return np.where(defined, ratio, np.nan)
+
+
+def pass_at_k(successes: IntArray, runs: IntArray, k: int) -> FloatArray:
+    """1 - C(n-c, k) / C(n, k) (Chen et al. 2021): at least one of k runs passes.
+
+    The ratio is C(n-c, k)/C(n, k) = C(n-k, c)/C(n, c), a product of
+    min(k, c) factors. 1 where n - c < k, NaN where k > n.
+    """
+    defined = k <= runs
+    failures = runs - successes
+    use_k = k <= successes
+    top = np.where(use_k, failures, runs - k)
+    factors = np.where(use_k, k, successes)
+    factors = np.where(defined & (failures >= k), factors, 0)
+    all_fail = _falling_ratio(top, runs, factors)
+    all_fail = np.where(failures >= k, all_fail, 0.0)
+    return np.where(defined, 1.0 - all_fail, np.nan)
+
+
+@dataclass(frozen=True)
+class TaskEstimates:
+    """Per-task estimates, one array entry per task. NaN marks an undefined value."""
+
+    successes: IntArray
+    runs: IntArray
+    k: int
+    confidence: float
+    pass_rate: FloatArray
+    pass_rate_low: FloatArray
+    pass_rate_high: FloatArray
+    plugin: FloatArray
+    plugin_low: FloatArray
+    plugin_high: FloatArray
+    unbiased: FloatArray
+    pass_at_k: FloatArray
+
+    def __len__(self) -> int:
+        return int(self.successes.shape[0])
+
+
+def estimate_tasks(
+    successes: npt.ArrayLike,
+    runs: npt.ArrayLike,
+    k: int,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> TaskEstimates:
+    """Every per-task estimate of the SPEC for arrays of (c, n) at once."""
+    c = np.asarray(successes, dtype=np.int64)
+    n = np.asarray(runs, dtype=np.int64)
+    validate(c, n, k, confidence)
+    k = int(k)
+    wilson = _wilson(c, n, normal_quantile(confidence))
+    p = c / n
+    q = (n - c) / n
+    return TaskEstimates(
+        successes=c,
+        runs=n,
+        k=k,
+        confidence=float(confidence),
+        pass_rate=p,
+        pass_rate_low=wilson.low,
+        pass_rate_high=wilson.high,
+        plugin=_power(p, q, k),
+        plugin_low=_power(wilson.low, wilson.one_minus_low, k),
+        plugin_high=_power(wilson.high, wilson.one_minus_high, k),
+        unbiased=unbiased_pass_hat_k(c, n, k),
+        pass_at_k=pass_at_k(c, n, k),
+    )
+
+
+# ---------------------------------------------------------------- suite
+
+
+@dataclass(frozen=True)
+class SuiteInterval:
+    """Mean over tasks with a Student-t interval clamped to [0, 1].
+
+    estimate is None when the mean is undefined; low, high, sd and t are None
+    when there are fewer than two tasks (df is then 0).
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    sd: float | None
+    t: float | None
+    df: int
+
+
+def mean_with_t_interval(
+    values: FloatArray, confidence: float = DEFAULT_CONFIDENCE, clamp: tuple[float, float] = (0, 1)
+) -> SuiteInterval:
+    """mean +- t(1 - (1-confidence)/2; T-1) * s / sqrt(T), clamped to `clamp`.
+
+    s is the sample standard deviation (divisor T - 1). Any NaN among the
+    values makes the whole result undefined.
+    """
+    count = int(values.shape[0])
+    if count == 0 or bool(np.isnan(values).any()):
+        return SuiteInterval(None, None, None, None, None, max(count - 1, 0))
+    mean = float(np.mean(values))
+    if count < 2:
+        return SuiteInterval(mean, None, None, None, None, 0)
+    sd = float(np.std(values, ddof=1))
+    t = t_quantile(confidence, count - 1)
+    half = t * sd / np.sqrt(count)
+    low = float(min(max(mean - half, clamp[0]), clamp[1]))
+    high = float(min(max(mean + half, clamp[0]), clamp[1]))
+    return SuiteInterval(mean, low, high, sd, t, count - 1)
+
+
+@dataclass(frozen=True)
+class SuiteEstimates:
+    """Per-task estimates plus reliability@k (mean pass^k over tasks) and warnings."""
+
+    tasks: TaskEstimates
+    plugin: SuiteInterval
+    unbiased: SuiteInterval
+    warnings: tuple[str, ...]
+
+    @property
+    def k(self) -> int:
+        return self.tasks.k
+
+    @property
+    def confidence(self) -> float:
+        return self.tasks.confidence
+
+
+def _name_list(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
+
+
+def estimate_suite(
+    successes: npt.ArrayLike,
+    runs: npt.ArrayLike,
+    k: int,
+    confidence: float = DEFAULT_CONFIDENCE,
+    labels: Sequence[str] | None = None,
+) -> SuiteEstimates:
+    """Per-task estimates and reliability@k, plug-in and unbiased.
+
+    `labels` name the tasks in warnings (default: "task 1", "task 2", ...).
+    """
+    tasks = estimate_tasks(successes, runs, k, confidence)
+    if len(tasks) == 0:
+        raise EstimateError("a suite needs at least one task")
+    names = list(labels) if labels is not None else [f"task {i + 1}" for i in range(len(tasks))]
+    warnings: list[str] = []
+    short = [names[i] for i in np.flatnonzero(tasks.runs < tasks.k)]
+    for i in np.flatnonzero(tasks.runs < tasks.k):
+        warnings.append(
+            f"{names[i]} has {int(tasks.runs[i])} runs, fewer than k = {tasks.k}: "
+            f"its unbiased pass^{tasks.k} and pass@{tasks.k} are undefined (null)"
+        )
+    if short:
+        warnings.append(
+            f"unbiased reliability@{tasks.k} is undefined (null) because "
+            f"{len(short)} task(s) have fewer than {tasks.k} runs: {_name_list(short)}"
+        )
+    if len(tasks) < 2:
+        warnings.append("one task only: the suite interval needs at least two tasks (null)")
+    return SuiteEstimates(
+        tasks=tasks,
+        plugin=mean_with_t_interval(tasks.plugin, tasks.confidence),
+        unbiased=mean_with_t_interval(tasks.unbiased, tasks.confidence),
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,106 @@
+"""Terminal tables: three decimals, intervals in brackets, the confidence level named."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .estimate import SuiteEstimates, SuiteInterval
+
+
+def percent(confidence: float) -> str:
+    """0.95 -> '95%', 0.995 -> '99.5%'."""
+    return f"{confidence * 100:.10g}%"
+
+
+def fixed(value: float | None) -> str:
+    """Three decimals, or 'n/a' for an undefined value."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:.3f}"
+
+
+def bracket(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "[n/a]"
+    return f"[{fixed(low)}, {fixed(high)}]"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    """Columns padded to their widest cell; numbers right-aligned."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            cell.rjust(w) if r else cell.ljust(w)
+            for cell, w, r in zip(cells, widths, right, strict=True)
+        ]
+        return "  ".join(padded).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(header), rule, *(line(row) for row in rows)]) + "\n"
+
+
+def suite_line(name: str, interval: SuiteInterval) -> str:
+    return f"{name} {fixed(interval.estimate)} {bracket(interval.low, interval.high)}"
+
+
+def task_rows(suite: SuiteEstimates, labels: Sequence[str]) -> list[list[str]]:
+    t = suite.tasks
+    return [
+        [
+            labels[i],
+            f"{int(t.successes[i])}/{int(t.runs[i])}",
+            f"{fixed(t.pass_rate[i])} {bracket(t.pass_rate_low[i], t.pass_rate_high[i])}",
+            f"{fixed(t.plugin[i])} {bracket(t.plugin_low[i], t.plugin_high[i])}",
+            fixed(t.unbiased[i]),
+            fixed(t.pass_at_k[i]),
+        ]
+        for i in range(len(t))
+    ]
+
+
+def task_header(suite: SuiteEstimates, first: str) -> list[str]:
+    k, level = suite.k, percent(suite.confidence)
+    return [
+        first,
+        "c/n",
+        f"pass rate [{level}]",
+        f"pass^{k} plug-in [{level}]",
+        f"pass^{k} unbiased",
+        f"pass@{k}",
+    ]
+
+
+def reliability_text(suite: SuiteEstimates) -> str:
+    k, level = suite.k, percent(suite.confidence)
+    lines = [
+        f"reliability@{k} ({len(suite.tasks)} tasks, {level} Student-t interval across tasks)",
+        "  " + suite_line("plug-in: ", suite.plugin),
+        "  " + suite_line("unbiased:", suite.unbiased),
+    ]
+    p = suite.plugin
+    if p.sd is not None and p.t is not None:
+        lines.append(f"  sd {fixed(p.sd)} (plug-in), t = {fixed(p.t)} with {p.df} df")
+    return "\n".join(lines) + "\n"
+
+
+def warnings_text(warnings: Sequence[str]) -> str:
+    return "".join(f"warning: {w}\n" for w in warnings)
+
+
+def estimate_text(suite: SuiteEstimates) -> str:
+    """The `reportgen estimate` table for one or several tasks."""
+    labels = [str(i + 1) for i in range(len(suite.tasks))]
+    header = task_header(suite, "task")
+    body = table(header, task_rows(suite, labels), [False] + [True] * 5)
+    intro = (
+        f"k = {suite.k}; intervals at {percent(suite.confidence)} "
+        "(Wilson for the pass rate, mapped through x^k for pass^k)\n\n"
+    )
+    text = intro + body
+    if len(suite.tasks) > 1:
+        text += "\n" + reliability_text(suite)
+    if suite.warnings:
+        text += "\n" + warnings_text(suite.warnings)
+    return text

@@ -1,0 +1,144 @@
+"""`reportgen estimate`: the SPEC's numbers in both formats, and every error path."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reportgen.cli import main
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    status = main(argv, out=out)
+    return status, out.getvalue()
+
+
+def test_single_task_text_prints_spec_numbers() -> None:
+    status, text = run(["estimate", "--successes", "16", "--runs", "20", "-k", "3"])
+    assert status == 0
+    row = next(line for line in text.splitlines() if line.startswith("1 "))
+    assert row.split() == [
+        *("1", "16/20", "0.800", "[0.584,", "0.919]"),
+        *("0.512", "[0.199,", "0.777]", "0.491", "0.996"),
+    ]
+    assert "95%" in text
+
+
+def test_suite_text_prints_spec_numbers() -> None:
+    status, text = run(["estimate", "--suite", "16/20", "18/20", "20/20", "12/20", "-k", "3"])
+    assert status == 0
+    assert "plug-in:  0.614 [0.086, 1.000]" in text
+    assert "sd 0.332" in text and "t = 3.182 with 3 df" in text
+    plugin_column = [line.split()[5] for line in text.splitlines() if line[:1].isdigit()]
+    assert plugin_column == ["0.512", "0.729", "1.000", "0.216"]
+
+
+def test_suite_json_has_the_documented_shape_and_values() -> None:
+    status, text = run(
+        ["estimate", "--suite", "16/20", "18/20", "20/20", "12/20", "-k", "3", "--format", "json"]
+    )
+    assert status == 0
+    doc = json.loads(text)
+    assert list(doc) == ["k", "confidence", "tasks", "reliability_at_k", "warnings"]
+    assert (doc["k"], doc["confidence"], doc["warnings"]) == (3, 0.95, [])
+    first = doc["tasks"][0]
+    assert list(first) == ["successes", "runs", "pass_rate", "pass_hat_k", "pass_at_k"]
+    assert round(first["pass_rate"]["low"], 10) == 0.5839825677
+    assert round(first["pass_hat_k"]["plugin"]["high"], 10) == 0.7770192566
+    assert round(first["pass_hat_k"]["unbiased"], 10) == 0.4912280702
+    assert round(first["pass_at_k"], 10) == 0.9964912281
+    rel = doc["reliability_at_k"]
+    assert rel["tasks"] == 4
+    expected_plugin = {"estimate": 0.61425, "low": 0.0856790158, "high": 1.0}
+    expected_plugin |= {"sd": 0.3321790431, "t": 3.1824463053, "df": 3}
+    assert {key: round(v, 10) for key, v in rel["plugin"].items()} == expected_plugin
+    assert round(rel["unbiased"]["estimate"], 10) == 0.6
+    assert round(rel["unbiased"]["low"], 10) == 0.0557940701
+    assert round(rel["unbiased"]["sd"], 10) == 0.3420047836
+
+
+def test_one_task_json_has_null_interval_and_df_zero() -> None:
+    _, text = run(["estimate", "--successes", "16", "--runs", "20", "--format", "json"])
+    plugin = json.loads(text)["reliability_at_k"]["plugin"]
+    assert (plugin["low"], plugin["high"], plugin["sd"], plugin["t"], plugin["df"]) == (
+        None,
+        None,
+        None,
+        None,
+        0,
+    )
+
+
+def test_k_above_runs_gives_null_and_a_warning() -> None:
+    _, text = run(["estimate", "--suite", "2/2", "3/5", "-k", "3", "--format", "json"])
+    doc = json.loads(text)
+    assert doc["tasks"][0]["pass_hat_k"]["unbiased"] is None
+    assert doc["tasks"][0]["pass_at_k"] is None
+    assert doc["reliability_at_k"]["unbiased"]["estimate"] is None
+    assert any("task 1" in w and "2 runs" in w for w in doc["warnings"])
+
+
+def test_confidence_changes_intervals() -> None:
+    _, text = run(["estimate", "--successes", "16", "--runs", "20", "--confidence", "0.9"])
+    assert "90%" in text and "[0.584," not in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--successes", "21", "--runs", "20"], "--successes (21) cannot exceed --runs (20)"),
+        (["--successes", "0", "--runs", "0"], "--runs: must be at least 1, got 0"),
+        (["--successes", "-1", "--runs", "5"], "--successes: must be at least 0, got -1"),
+        (["--successes", "2.5", "--runs", "5"], "--successes: '2.5' is not a whole number"),
+        (["--successes", "2", "--runs", "five"], "--runs: 'five' is not a whole number"),
+        (["--successes", "2", "--runs", "5", "-k", "0"], "-k: must be at least 1, got 0"),
+        (["--successes", "2", "--runs", "5", "-k", "1.5"], "-k: '1.5' is not a whole number"),
+        (["--successes", "2", "--runs", "5", "--confidence", "1"], "strictly between 0 and 1"),
+        (["--successes", "2", "--runs", "5", "--confidence", "0"], "strictly between 0 and 1"),
+        (["--successes", "2", "--runs", "5", "--confidence", "x"], "'x' is not a number"),
+        (["--suite", "16/20", "18/20", "20/20", "12/x"], "--suite item 4: '12/x' is not"),
+        (["--suite", "5/3"], "--suite item 1: '5/3' has more successes than runs"),
+        (["--suite", "1/2", "0/0"], "--suite item 2: '0/0' has no runs"),
+        (["--suite", "1/-2"], "--suite item 1: '1/-2' is not SUCCESSES/RUNS"),
+        (["--suite", "-1/2"], "argument --suite: expected at least one argument"),
+        (["--suite", "1/2", "--runs", "3"], "either --suite or --successes/--runs"),
+        (["--runs", "3"], "give --successes and --runs"),
+        (["--successes", "1", "--runs", "2", "--format", "xml"], "invalid choice: 'xml'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_located_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out = run(["estimate", *argv])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_module_entry_point_runs_as_a_user_would() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "reportgen", "estimate", "--suite", "16/20", "12/x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "reportgen: error: --suite item 2: '12/x' is not SUCCESSES/RUNS (for example 16/20)"
+    )
+    assert result.stdout == ""
+
+
+def test_help_lists_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["estimate", "--help"])
+    assert exit_info.value.code == 0
+    assert "reportgen estimate --suite 16/20" in capsys.readouterr().out
