@@ -1,0 +1,200 @@
+"""Inspect AI logs, read directly (inspect-ai is not a dependency).
+
+A `.eval` log is a zip: `header.json` holds the task, model and scorer names,
+and each run is a member `samples/<id>_epoch_<n>.json`. A `.json` log is one
+document with the same header fields and a `samples` list. One run per
+(sample id, epoch); a score value "C", the number 1 or true is a pass, any
+other value ("I", "P", "N", other numbers) a failure. A sample that ended in an
+error was not evaluated: it is left out of n and counted as excluded.
+
+Current Inspect versions compress zip members with zstd (method 93), which the
+standard zipfile module cannot read before Python 3.14, so such members are
+decompressed here with the zstandard package; older logs use deflate.
+"""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from .errors import Problems
+from .load import Source, Tally, json_loads, load_json_document, task_id_of
+
+ZIP_ZSTANDARD = 93
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip local header
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    if info.compress_type != ZIP_ZSTANDARD:
+        return archive.read(info)
+    import zstandard
+
+    fp = archive.fp
+    assert fp is not None
+    fp.seek(info.header_offset)
+    header = _LOCAL_HEADER.unpack(fp.read(_LOCAL_HEADER.size))
+    if header[0] != b"PK\x03\x04":
+        raise zipfile.BadZipFile("bad local file header")
+    name_length, extra_length = header[-2], header[-1]
+    fp.seek(name_length + extra_length, 1)
+    compressed = fp.read(info.compress_size)
+    data = zstandard.ZstdDecompressor().decompress(compressed, max_output_size=info.file_size)
+    if zlib.crc32(data) != info.CRC:
+        raise zipfile.BadZipFile("CRC check failed")
+    return data
+
+
+def _scorer_names(header: dict[str, Any]) -> list[str]:
+    results = header.get("results")
+    scores = results.get("scores") if isinstance(results, dict) else None
+    if not isinstance(scores, list):
+        return []
+    return [s["name"] for s in scores if isinstance(s, dict) and isinstance(s.get("name"), str)]
+
+
+def _is_pass(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value == "C"
+    return isinstance(value, int | float) and value == 1
+
+
+def read_inspect(source: Source, tally: Tally) -> None:
+    problems = tally.problems
+    path = source.path
+    if zipfile.is_zipfile(path):
+        _read_eval_zip(source, tally)
+        return
+    doc = load_json_document(path, problems)
+    if doc is None:
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
+        problems.add(f"{path}: not an Inspect log (no 'eval' header)")
+        return
+    scorer = _choose_scorer(path, doc, source.scorer, problems)
+    samples = doc.get("samples")
+    if scorer is None:
+        return
+    if not isinstance(samples, list) or not samples:
+        problems.add(f"{path}: samples: the log holds no samples (was it written with them?)")
+        return
+    suite, model = _suite_and_model(doc)
+    for i, sample in enumerate(samples):
+        _add_sample(f"{path}: samples[{i}]", sample, scorer, suite, model, tally)
+
+
+def _read_eval_zip(source: Source, tally: Tally) -> None:
+    problems = tally.problems
+    path = source.path
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {info.filename: info for info in archive.infolist()}
+            if "header.json" not in members:
+                problems.add(f"{path}: header.json is missing: not a finished Inspect .eval log")
+                return
+            header = _member_json(archive, members["header.json"], path, problems)
+            if header is None:
+                return
+            scorer = _choose_scorer(path, header, source.scorer, problems)
+            if scorer is None:
+                return
+            suite, model = _suite_and_model(header)
+            names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
+            if not names:
+                problems.add(f"{path}: no samples/ members: the log holds no runs")
+                return
+            for name in names:
+                if problems.full:
+                    return
+                sample = _member_json(archive, members[name], path, problems)
+                if sample is not None:
+                    _add_sample(f"{path}: {name}", sample, scorer, suite, model, tally)
+    except (zipfile.BadZipFile, OSError) as error:
+        problems.add(f"{path}: damaged zip archive: {error}")
+
+
+def _member_json(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, problems: Problems
+) -> Any:
+    where = f"{path}: {info.filename}"
+    try:
+        raw = _read_member(archive, info)
+    except (zipfile.BadZipFile, NotImplementedError, OSError, ValueError) as error:
+        problems.add(f"{where}: cannot be extracted: {error}")
+        return None
+    except Exception as error:  # zstandard raises its own ZstdError
+        problems.add(f"{where}: cannot be decompressed: {error}")
+        return None
+    try:
+        return json_loads(raw)
+    except (UnicodeDecodeError, ValueError) as error:
+        problems.add(f"{where}: not valid JSON: {error}")
+        return None
+
+
+def _choose_scorer(
+    path: Path, header: dict[str, Any], wanted: str | None, problems: Problems
+) -> str | None:
+    names = _scorer_names(header)
+    if not names:
+        problems.add(f"{path}: results.scores: the log has no scorers (did the eval finish?)")
+        return None
+    if wanted is not None:
+        if wanted not in names:
+            problems.add(f"{path}: scorer {wanted!r} is not in this log; it has {', '.join(names)}")
+            return None
+        return wanted
+    if len(names) > 1:
+        problems.add(
+            f"{path}: the log has several scorers ({', '.join(names)}); choose one with scorer:"
+        )
+        return None
+    return names[0]
+
+
+def _suite_and_model(header: dict[str, Any]) -> tuple[str | None, str | None]:
+    info = header.get("eval")
+    if not isinstance(info, dict):
+        return None, None
+    task, model = info.get("task"), info.get("model")
+    return (
+        task if isinstance(task, str) and task else None,
+        model if isinstance(model, str) and model else None,
+    )
+
+
+def _add_sample(
+    where: str, sample: Any, scorer: str, suite: str | None, model: str | None, tally: Tally
+) -> None:
+    problems = tally.problems
+    if not isinstance(sample, dict):
+        problems.add(f"{where}: expected a sample object")
+        return
+    task = task_id_of(sample.get("id"))
+    epoch = sample.get("epoch")
+    if task is None:
+        problems.add(f"{where}.id: expected a string or integer sample id")
+        return
+    if isinstance(epoch, bool) or not isinstance(epoch, int):
+        problems.add(f"{where}.epoch: expected an integer")
+        return
+    scores = sample.get("scores")
+    score = scores.get(scorer) if isinstance(scores, dict) else None
+    if sample.get("error") or score is None:
+        if not sample.get("error"):
+            problems.add(f"{where}.scores.{scorer}: missing, and the sample has no error")
+            return
+        tally.add_run(where, task, None, suite=suite, model=model, run=epoch)
+        return
+    if not isinstance(score, dict) or "value" not in score:
+        problems.add(f"{where}.scores.{scorer}.value: missing")
+        return
+    value = score["value"]
+    if isinstance(value, dict | list):
+        problems.add(f"{where}.scores.{scorer}.value: a {type(value).__name__} is not one score")
+        return
+    tally.add_run(where, task, _is_pass(value), suite=suite, model=model, run=epoch)

@@ -1,0 +1,749 @@
+"""Load: result files in, exact per-task counts out.
+
+Every reader turns one file into run records or task counts and hands them to a
+`Tally`, which groups them into result sets (one per suite and model) and checks
+them. Problems are collected with their location (file and line, key path, or
+zip member) and raised together, before anything is written.
+
+Formats: canonical JSONL (also human-eval's *_results.jsonl), the canonical
+YAML suite file, τ-bench and τ²-bench results, and Inspect AI logs (.eval and
+.json, in `inspect_logs.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import Problems, UserError
+
+FORMATS = ("jsonl", "yaml", "tau-bench", "tau2-bench", "inspect")
+
+#: A JSONL line longer than this is refused without being read into memory whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+#: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
+REWARD_TOLERANCE = 1e-6
+
+
+# ---------------------------------------------------------------- the model
+
+
+@dataclass
+class TaskCounts:
+    """One task of one result set: its runs, in run order."""
+
+    id: str
+    successes: int = 0
+    runs: int = 0
+    excluded: int = 0
+    category: str | None = None
+    #: One entry per recorded run: True, False, or None for an excluded run.
+    outcomes: list[bool | None] = field(default_factory=list)
+    #: Transcript links by position in `outcomes`, when runs carry a url.
+    urls: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class ResultSet:
+    """The tasks of one (suite, model) pair read from one or more files."""
+
+    suite: str
+    model: str
+    name: str
+    format: str
+    sources: list[str]
+    tasks: list[TaskCounts]
+
+    @property
+    def excluded_runs(self) -> int:
+        return sum(t.excluded for t in self.tasks)
+
+    @property
+    def runs(self) -> int:
+        return sum(t.runs for t in self.tasks)
+
+    @property
+    def evaluated_tasks(self) -> list[TaskCounts]:
+        """Tasks with at least one evaluated run: the ones that can be estimated."""
+        return [t for t in self.tasks if t.runs > 0]
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file and how to read it (from the config or the command line)."""
+
+    path: Path
+    format: str | None = None
+    suite: str | None = None
+    model: str | None = None
+    name: str | None = None
+    scorer: str | None = None
+
+
+# ---------------------------------------------------------------- tallying
+
+
+class _TaskTally:
+    __slots__ = ("category", "outcomes", "run_ids", "urls")
+
+    def __init__(self) -> None:
+        self.outcomes: bytearray = bytearray()  # 1 pass, 0 fail, 2 excluded: compact
+        self.run_ids: dict[Any, int] | None = None
+        self.urls: dict[int, str] = {}
+        self.category: str | None = None
+
+
+_PASS, _FAIL, _EXCLUDED = 1, 0, 2
+
+
+class Tally:
+    """Groups runs by (suite, model, task) for one source file, checking as it goes."""
+
+    def __init__(self, source: Source, problems: Problems) -> None:
+        self.source = source
+        self.problems = problems
+        self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
+
+    def _tasks(self, suite: str | None, model: str | None) -> dict[str, _TaskTally]:
+        # The config's suite and model win over the file's; the file name is the last resort.
+        key = (
+            self.source.suite or suite or self.source.path.stem,
+            self.source.model or model or "",
+        )
+        return self.groups.setdefault(key, {})
+
+    def add_run(
+        self,
+        where: str,
+        task: str,
+        passed: bool | None,
+        *,
+        suite: str | None = None,
+        model: str | None = None,
+        run: Any = None,
+        category: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        tasks = self._tasks(suite, model)
+        tally = tasks.get(task)
+        if tally is None:
+            tally = tasks[task] = _TaskTally()
+        if run is not None:
+            if tally.run_ids is None:
+                tally.run_ids = {}
+            if run in tally.run_ids:
+                self.problems.add(
+                    f"{where}: run {run!r} of task {task!r} appears twice "
+                    f"(first at position {tally.run_ids[run] + 1})"
+                )
+                return
+            tally.run_ids[run] = len(tally.outcomes)
+        if category is not None:
+            tally.category = category
+        if url is not None:
+            tally.urls[len(tally.outcomes)] = url
+        tally.outcomes.append(_EXCLUDED if passed is None else _PASS if passed else _FAIL)
+
+    def add_counts(
+        self,
+        where: str,
+        task: str,
+        successes: int,
+        runs: int,
+        *,
+        suite: str | None = None,
+        model: str | None = None,
+        category: str | None = None,
+    ) -> None:
+        """A task given as counts only (the YAML suite file): run order is unknown."""
+        tally = self._tasks(suite, model)[task] = _TaskTally()
+        tally.category = category
+        # Counts without order: passes first, then failures.
+        tally.outcomes.extend([_PASS] * successes + [_FAIL] * (runs - successes))
+
+    def result_sets(
+        self, format_name: str, suite: str | None, model: str | None
+    ) -> list[ResultSet]:
+        sets = []
+        for (suite_name, model_name), tasks in self.groups.items():
+            suite_name = suite or suite_name
+            model_name = model or model_name
+            counted = [_counts(task_id, tally) for task_id, tally in tasks.items()]
+            sets.append(
+                ResultSet(
+                    suite=suite_name,
+                    model=model_name,
+                    name=self.source.name or _default_name(suite_name, model_name),
+                    format=format_name,
+                    sources=[str(self.source.path)],
+                    tasks=counted,
+                )
+            )
+        return sets
+
+
+def _counts(task_id: str, tally: _TaskTally) -> TaskCounts:
+    outcomes = tally.outcomes
+    if tally.run_ids is not None and len(tally.run_ids) == len(outcomes):
+        # Runs carry ids: show them in run order, not file order.
+        run_at = {position: run for run, position in tally.run_ids.items()}
+        order = sorted(range(len(outcomes)), key=lambda i: _sort_key(run_at[i]))
+        remap = {old: new for new, old in enumerate(order)}
+        outcomes = bytearray(outcomes[i] for i in order)
+        urls = {remap[i]: u for i, u in tally.urls.items()}
+    else:
+        urls = dict(tally.urls)
+    successes = outcomes.count(_PASS)
+    excluded = outcomes.count(_EXCLUDED)
+    return TaskCounts(
+        id=task_id,
+        successes=successes,
+        runs=len(outcomes) - excluded,
+        excluded=excluded,
+        category=tally.category,
+        outcomes=[None if o == _EXCLUDED else o == _PASS for o in outcomes],
+        urls=urls,
+    )
+
+
+def _sort_key(run: Any) -> tuple[int, Any]:
+    return (0, run) if isinstance(run, int) else (1, str(run))
+
+
+def _default_name(suite: str, model: str) -> str:
+    return f"{model} · {suite}" if model else suite
+
+
+# ---------------------------------------------------------------- field checks
+
+
+def task_id_of(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    return None
+
+
+def _passed(value: Any) -> tuple[bool, bool | None]:
+    """(ok, outcome): true/false, 1/0, or null for a run that could not be evaluated."""
+    if value is None or isinstance(value, bool):
+        return True, value
+    if isinstance(value, int) and value in (0, 1):
+        return True, value == 1
+    return False, None
+
+
+def _optional_text(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and bool(value.strip()))
+
+
+def _http_url(value: Any) -> bool:
+    return isinstance(value, str) and value.lower().startswith(("http://", "https://"))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_loads(text: str | bytes) -> Any:
+    """json.loads that refuses NaN and Infinity, which Python accepts by default."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ---------------------------------------------------------------- canonical JSONL
+
+
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | str]]:
+    """(line number, line) for each non-blank line; an over-long line yields an error string."""
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            line = handle.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            number += 1
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                yield number, f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+                # Skip the rest of that line without holding it.
+                while line and not line.endswith(b"\n"):
+                    line = handle.readline(MAX_LINE_BYTES)
+                continue
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte-order mark, as some editors write
+            if line.strip():
+                yield number, line
+
+
+def read_jsonl(source: Source, tally: Tally) -> None:
+    """One run per line: {"task": "t1", "passed": true, ...}."""
+    problems = tally.problems
+    name = source.path
+    for number, line in _jsonl_lines(source.path):
+        where = f"{name}:{number}"
+        if isinstance(line, str):
+            problems.add(f"{where}: {line}")
+            continue
+        try:
+            record = json_loads(line)
+        except UnicodeDecodeError:
+            problems.add(f"{where}: not UTF-8 text (is this a binary file?)")
+            continue
+        except ValueError as error:
+            truncated = not line.endswith(b"\n")
+            hint = " (the last line looks cut short)" if truncated else ""
+            problems.add(f"{where}: not valid JSON: {_json_reason(error)}{hint}")
+            continue
+        if problems.full:
+            return
+        _canonical_record(where, record, tally)
+
+
+def _json_reason(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} at column {error.colno}"
+    return str(error)
+
+
+def _canonical_record(where: str, record: Any, tally: Tally) -> None:
+    problems = tally.problems
+    if not isinstance(record, dict):
+        problems.add(f'{where}: expected an object like {{"task": ..., "passed": ...}}')
+        return
+    raw_task = record.get("task", record.get("task_id"))
+    task = task_id_of(raw_task)
+    if task is None:
+        what = "missing" if raw_task is None else f"{_describe(raw_task)} is not a task id"
+        problems.add(f'{where}: "task" (or "task_id"): {what}; expected a string or integer')
+        return
+    if "passed" not in record:
+        problems.add(f'{where}: "passed" is missing; expected true, false, 1, 0 or null')
+        return
+    ok, passed = _passed(record["passed"])
+    if not ok:
+        problems.add(
+            f'{where}: "passed": {_describe(record["passed"])} is not true, false, 1, 0 or null'
+        )
+        return
+    for key in ("suite", "model", "category"):
+        if not _optional_text(record.get(key)):
+            problems.add(f'{where}: "{key}" must be a non-empty string')
+            return
+    url = record.get("url")
+    if url is not None and not _http_url(url):
+        problems.add(f'{where}: "url" must be an http or https link')
+        return
+    run = record.get("run")
+    if run is not None and (isinstance(run, bool) or not isinstance(run, int | str)):
+        problems.add(f'{where}: "run" must be an integer or a string')
+        return
+    tally.add_run(
+        where,
+        task,
+        passed,
+        suite=record.get("suite"),
+        model=record.get("model"),
+        run=run,
+        category=record.get("category"),
+        url=url,
+    )
+
+
+# ---------------------------------------------------------------- YAML suite file
+
+
+def _yaml_document(path: Path, problems: Problems) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
+        return None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        reason = getattr(error, "problem", None) or str(error)
+        problems.add(f"{path}{line}: not valid YAML: {reason}")
+        return None
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def read_yaml(source: Source, tally: Tally) -> None:
+    """suite/model/tasks, each task with successes and runs, or outcomes."""
+    problems = tally.problems
+    path = source.path
+    doc = _yaml_document(path, problems)
+    if doc is None and not problems.items:
+        problems.add(f"{path}: the file is empty; expected suite, model and tasks")
+    if not isinstance(doc, dict):
+        if doc is not None:
+            problems.add(f"{path}: expected a mapping with a 'tasks' list at the top")
+        return
+    known = {"suite", "model", "tasks", "name", "description"}
+    for key in doc:
+        if key not in known:
+            problems.add(f"{path}: unknown key {key!r}{_did_you_mean(str(key), known)}")
+    for key in ("suite", "model"):
+        if not _optional_text(doc.get(key)):
+            problems.add(f"{path}: {key}: must be a non-empty string")
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        problems.add(f"{path}: tasks: expected a non-empty list of tasks")
+        return
+    suite, model = doc.get("suite"), doc.get("model")
+    seen: dict[str, int] = {}
+    for i, item in enumerate(tasks):
+        task = task_id_of(item.get("id")) if isinstance(item, dict) else None
+        if task is not None and task in seen:
+            problems.add(f"{path}: tasks[{i}].id: {task!r} already given at tasks[{seen[task]}]")
+            continue
+        if task is not None:
+            seen[task] = i
+        _yaml_task(f"{path}: tasks[{i}]", item, tally, suite, model)
+
+
+def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: str | None) -> None:
+    problems = tally.problems
+    if not isinstance(item, dict):
+        problems.add(f"{where}: expected a mapping with id and successes/runs or outcomes")
+        return
+    known = {"id", "successes", "runs", "outcomes", "category", "excluded"}
+    for key in item:
+        if key not in known:
+            problems.add(f"{where}: unknown key {key!r}{_did_you_mean(str(key), known)}")
+    task = task_id_of(item.get("id"))
+    if task is None:
+        problems.add(f"{where}.id: expected a string or integer task id")
+        return
+    category = item.get("category")
+    if not _optional_text(category):
+        problems.add(f"{where}.category: must be a non-empty string")
+        return
+    if "outcomes" in item:
+        if "successes" in item or "runs" in item:
+            problems.add(f"{where}: give either outcomes or successes and runs, not both")
+            return
+        outcomes = item["outcomes"]
+        if not isinstance(outcomes, list) or not outcomes:
+            problems.add(f"{where}.outcomes: expected a non-empty list of true/false/null")
+            return
+        for j, value in enumerate(outcomes):
+            ok, passed = _passed(value)
+            if not ok:
+                problems.add(
+                    f"{where}.outcomes[{j}]: {_describe(value)} is not true, false, 1, 0 or null"
+                )
+                return
+            tally.add_run(
+                f"{where}.outcomes[{j}]", task, passed, suite=suite, model=model, category=category
+            )
+        return
+    successes, runs = _count(item.get("successes")), _count(item.get("runs"))
+    for key, value in (("successes", successes), ("runs", runs)):
+        if value is None:
+            problems.add(f"{where}.{key}: expected a whole number, got {_describe(item.get(key))}")
+            return
+    assert successes is not None and runs is not None
+    if runs < 1:
+        problems.add(f"{where}.runs: must be at least 1, got {runs}")
+    elif successes < 0:
+        problems.add(f"{where}.successes: must not be negative, got {successes}")
+    elif successes > runs:
+        problems.add(f"{where}.successes: {successes} is more than runs ({runs})")
+    else:
+        tally.add_counts(where, task, successes, runs, suite=suite, model=model, category=category)
+
+
+def _did_you_mean(key: str, known: set[str] | tuple[str, ...]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+did_you_mean = _did_you_mean
+
+
+# ---------------------------------------------------------------- τ-bench and τ²-bench
+
+
+def load_json_document(path: Path, problems: Problems) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        problems.add(f"{path}: cannot read: {error.strerror}")
+        return None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return json_loads(raw)
+    except UnicodeDecodeError:
+        problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
+    except json.JSONDecodeError as error:
+        problems.add(f"{path}:{error.lineno}: not valid JSON: {error.msg} at column {error.colno}")
+    except ValueError as error:
+        problems.add(f"{path}: not valid JSON: {error}")
+    return None
+
+
+def _reward_passed(value: Any) -> bool | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return 1 - REWARD_TOLERANCE <= value <= 1 + REWARD_TOLERANCE
+
+
+def read_tau_bench(source: Source, tally: Tally, doc: Any = None) -> None:
+    """τ-bench: a JSON array of {task_id, trial, reward, ...}."""
+    problems = tally.problems
+    path = source.path
+    if doc is None:
+        doc = load_json_document(path, problems)
+        if doc is None:
+            return
+    if not isinstance(doc, list):
+        problems.add(f"{path}: expected a JSON array of records with task_id, trial and reward")
+        return
+    if not doc:
+        problems.add(f"{path}: the array is empty: no runs to count")
+        return
+    for i, record in enumerate(doc):
+        where = f"{path}: [{i}]"
+        if problems.full:
+            return
+        if not isinstance(record, dict):
+            problems.add(f"{where}: expected an object with task_id, trial and reward")
+            continue
+        task = task_id_of(record.get("task_id"))
+        if task is None:
+            problems.add(f"{where}.task_id: expected a string or integer")
+            continue
+        passed = _reward_passed(record.get("reward"))
+        if passed is None:
+            problems.add(
+                f"{where}.reward: expected a number, got {_describe(record.get('reward'))}"
+            )
+            continue
+        trial = record.get("trial")
+        if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
+            problems.add(f"{where}.trial: expected an integer")
+            continue
+        tally.add_run(where, task, passed, run=trial)
+
+
+#: τ²-bench's termination reason for a simulation that failed for reasons
+#: outside the agent (it is left out of n and counted as excluded).
+TAU2_INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+
+def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
+    """τ²-bench: results.json with simulations[] (task_id, trial, reward_info.reward)."""
+    problems = tally.problems
+    path = source.path
+    if doc is None:
+        doc = load_json_document(path, problems)
+        if doc is None:
+            return
+    sims = doc.get("simulations") if isinstance(doc, dict) else None
+    if not isinstance(sims, list):
+        problems.add(f"{path}: simulations: expected a list of simulation records")
+        return
+    if not sims:
+        problems.add(f"{path}: simulations: the list is empty: no runs to count")
+        return
+    model = _tau2_model(doc)
+    suite = _tau2_domain(doc)
+    for i, sim in enumerate(sims):
+        where = f"{path}: simulations[{i}]"
+        if problems.full:
+            return
+        if not isinstance(sim, dict):
+            problems.add(f"{where}: expected an object")
+            continue
+        task = task_id_of(sim.get("task_id"))
+        if task is None:
+            problems.add(f"{where}.task_id: expected a string or integer")
+            continue
+        trial = sim.get("trial")
+        if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
+            problems.add(f"{where}.trial: expected an integer")
+            continue
+        if sim.get("termination_reason") == TAU2_INFRASTRUCTURE_ERROR:
+            tally.add_run(where, task, None, run=trial, suite=suite, model=model)
+            continue
+        info = sim.get("reward_info")
+        reward = info.get("reward") if isinstance(info, dict) else None
+        passed = _reward_passed(reward)
+        if passed is None:
+            problems.add(f"{where}.reward_info.reward: expected a number, got {_describe(reward)}")
+            continue
+        tally.add_run(where, task, passed, run=trial, suite=suite, model=model)
+
+
+def _tau2_model(doc: dict[str, Any]) -> str | None:
+    info = doc.get("info")
+    agent = info.get("agent_info") if isinstance(info, dict) else None
+    llm = agent.get("llm") if isinstance(agent, dict) else None
+    return llm if isinstance(llm, str) and llm.strip() else None
+
+
+def _tau2_domain(doc: dict[str, Any]) -> str | None:
+    info = doc.get("info")
+    env = info.get("environment_info") if isinstance(info, dict) else None
+    domain = env.get("domain_name") if isinstance(env, dict) else None
+    return domain if isinstance(domain, str) and domain.strip() else None
+
+
+# ---------------------------------------------------------------- dispatch
+
+
+Reader = Callable[[Source, Tally], None]
+
+
+def _readers() -> dict[str, Reader]:
+    from .inspect_logs import read_inspect
+
+    return {
+        "jsonl": read_jsonl,
+        "yaml": read_yaml,
+        "tau-bench": read_tau_bench,
+        "tau2-bench": read_tau2_bench,
+        "inspect": read_inspect,
+    }
+
+
+def detect_format(path: Path) -> str | None:
+    """Guess a file's format from its name and first bytes; None when unsure."""
+    suffix = path.suffix.lower()
+    if suffix == ".eval":
+        return "inspect"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
+    if suffix == ".jsonl":
+        return "jsonl"
+    with path.open("rb") as handle:
+        head = handle.read(64 * 1024)
+    head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"PK\x03\x04"):
+        return "inspect"
+    if head.startswith(b"["):
+        return "tau-bench"
+    if head.startswith(b"{"):
+        first_line = head.split(b"\n", 1)[0]
+        if b'"passed"' in first_line and (b'"task"' in first_line or b'"task_id"' in first_line):
+            return "jsonl"
+        if b'"simulations"' in head:
+            return "tau2-bench"
+        if b'"eval"' in head and (b'"samples"' in head or b'"results"' in head):
+            return "inspect"
+        return "tau2-bench" if b'"tasks"' in head and b'"info"' in head else None
+    if suffix == ".json":
+        return None
+    return None
+
+
+def load_source(source: Source, problems: Problems) -> tuple[str | None, list[ResultSet]]:
+    """Read one file. Returns the format used (None if unreadable) and its result sets."""
+    path = source.path
+    if not path.exists():
+        problems.add(f"{path}: no such file")
+        return None, []
+    if path.is_dir():
+        problems.add(f"{path}: is a directory; give the result file inside it")
+        return None, []
+    if not os.access(path, os.R_OK):
+        problems.add(f"{path}: cannot be read (permission denied)")
+        return None, []
+    if path.stat().st_size == 0:
+        problems.add(f"{path}: the file is empty: no runs to count")
+        return None, []
+    name = source.format
+    if name is None:
+        name = detect_format(path)
+        if name is None:
+            problems.add(
+                f"{path}: cannot tell the format; set format: to one of {', '.join(FORMATS)}"
+            )
+            return None, []
+    elif name not in FORMATS:
+        problems.add(
+            f"{path}: unknown format {name!r}{_did_you_mean(name, FORMATS)}; "
+            f"known formats: {', '.join(FORMATS)}"
+        )
+        return None, []
+    tally = Tally(source, problems)
+    before = len(problems.items)
+    _readers()[name](source, tally)
+    if len(problems.items) > before:
+        return name, []
+    sets = tally.result_sets(name, source.suite, source.model)
+    if not sets or not any(rs.tasks for rs in sets):
+        problems.add(f"{path}: no tasks found")
+    return name, sets
+
+
+@dataclass
+class Loaded:
+    result_sets: list[ResultSet]
+    #: (path, format) for each file read, in order: the build reports what it detected.
+    formats: list[tuple[str, str]]
+
+
+def load_sources(sources: list[Source]) -> Loaded:
+    """Read every source; merge result sets that share (suite, model); raise all problems."""
+    problems = Problems()
+    merged: dict[tuple[str, str], ResultSet] = {}
+    formats: list[tuple[str, str]] = []
+    for source in sources:
+        format_name, sets = load_source(source, problems)
+        if format_name is not None:
+            formats.append((str(source.path), format_name))
+        for rs in sets:
+            key = (rs.suite, rs.model)
+            if key not in merged:
+                merged[key] = rs
+                continue
+            _merge(merged[key], rs, problems)
+    problems.raise_if_any()
+    if not merged:
+        raise UserError("no result sets to report")
+    for rs in merged.values():
+        if not rs.evaluated_tasks:
+            raise UserError(
+                f"{', '.join(rs.sources)}: result set {rs.name!r} has no evaluated runs "
+                f"(all {rs.excluded_runs} runs were excluded)"
+            )
+    return Loaded(result_sets=list(merged.values()), formats=formats)
+
+
+def _merge(into: ResultSet, extra: ResultSet, problems: Problems) -> None:
+    known = {t.id: t for t in into.tasks}
+    for task in extra.tasks:
+        if task.id in known:
+            problems.add(
+                f"{extra.sources[0]}: task {task.id!r} of {into.name!r} is also in "
+                f"{into.sources[0]}; give each task's runs in one file"
+            )
+            continue
+        into.tasks.append(task)
+    into.sources.extend(extra.sources)
