@@ -14,9 +14,7 @@ $(STAMP): pyproject.toml
 
 ## site: build the example report into site/
 site: $(STAMP)
-	mkdir -p site
-	$(BIN)/reportgen estimate --suite 16/20 18/20 20/20 12/20 -k 3 --format json > site/estimate.json
-	$(BIN)/reportgen estimate --suite 16/20 18/20 20/20 12/20 -k 3
+	$(BIN)/reportgen build --config example/reportgen.yaml
 
 ## test: run every test
 test: $(STAMP)

@@ -10,13 +10,18 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn, TextIO
 
 from . import __version__
+from .build import build
+from .config import CONFIG_NAME, Config, load_config
 from .errors import UserError
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
+from .load import FORMATS, Source, load_sources
+from .report import build_report, summary_json
 from .serialize import estimate_json
-from .textout import estimate_text
+from .textout import estimate_text, summary_text
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
@@ -101,6 +106,81 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _input_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help=f"result files; without any, the result sets listed in ./{CONFIG_NAME}",
+    )
+    parser.add_argument(
+        "--config", type=Path, metavar="PATH", help=f"project config (default ./{CONFIG_NAME})"
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=FORMATS,
+        metavar="FORMAT",
+        help=f"format of the FILEs when detection is not wanted: {', '.join(FORMATS)}",
+    )
+    parser.add_argument("--scorer", help="Inspect logs with several scorers: the one to count")
+    # Defaults of None: a flag overrides the config only when it is given.
+    parser.add_argument("-k", default=None, metavar="K", help="runs that must all pass (default 3)")
+    parser.add_argument(
+        "--confidence", default=None, metavar="LEVEL", help="confidence level (default 0.95)"
+    )
+
+
+def _config_for(args: argparse.Namespace) -> Config:
+    """The config file (if any), then the files and flags given on the command line."""
+    if args.files and args.config is None:
+        config = Config()
+    else:
+        config = load_config(args.config or Path(CONFIG_NAME))
+    if args.files:
+        config.result_sets = [
+            Source(path=path, format=args.input_format, scorer=args.scorer) for path in args.files
+        ]
+    if args.k is not None:
+        config.k = _whole_number("-k", args.k, 1)
+    if args.confidence is not None:
+        config.confidence = _confidence(args.confidence)
+    for flag in ("title", "description", "base_url", "base_path"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            setattr(config, flag, value)
+    for flag in ("output", "templates", "content"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            setattr(config, flag, value)
+    return config
+
+
+def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
+    config = _config_for(args)
+    loaded = load_sources(config.result_sets)
+    report = build_report(
+        loaded.result_sets, config.title, config.description, config.k, config.confidence
+    )
+    if args.format == "json":
+        out.write(json.dumps(summary_json(report), indent=2) + "\n")
+    else:
+        out.write(summary_text(report))
+    return EXIT_OK
+
+
+def _run_build(args: argparse.Namespace, out: TextIO) -> int:
+    config = _config_for(args)
+    result = build(config, force=args.force)
+    print(
+        f"built {result.pages} pages for {result.result_sets} result set"
+        f"{'s' if result.result_sets != 1 else ''} ({result.files} files, "
+        f"{result.bytes / 1e6:.1f} MB) in {result.seconds:.1f} s: {result.output}/",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reportgen",
@@ -126,6 +206,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_estimate_options(estimate)
     estimate.set_defaults(handler=_run_estimate)
+
+    summary = commands.add_parser(
+        "summary",
+        help="print per-task counts and estimates of result files",
+        description="Read result files (or the config) and print, per result set, the per-task "
+        "counts and estimates and reliability@k: the report in a terminal or CI log.",
+    )
+    _input_options(summary)
+    summary.add_argument(
+        "--format", choices=["text", "json"], default="text", help="output format (default text)"
+    )
+    summary.set_defaults(handler=_run_summary)
+
+    build_cmd = commands.add_parser(
+        "build",
+        help="write the static HTML report",
+        description=f"Build the report site. Without FILEs, reads ./{CONFIG_NAME}; flags "
+        "override its values only when given.",
+        epilog="examples:\n  reportgen build\n  reportgen build results.jsonl --output site\n"
+        "  reportgen build --config example/reportgen.yaml --force",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _input_options(build_cmd)
+    build_cmd.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
+    build_cmd.add_argument("--title", help="report title")
+    build_cmd.add_argument("--description", help="one paragraph under the title")
+    build_cmd.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
+    build_cmd.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    build_cmd.add_argument("--base-url", metavar="URL", help="absolute URL of the published site")
+    build_cmd.add_argument(
+        "--base-path", metavar="PATH", help="URL path the site is served under (default /)"
+    )
+    build_cmd.add_argument(
+        "--force", action="store_true", help="replace an output folder reportgen did not write"
+    )
+    build_cmd.set_defaults(handler=_run_build)
     return parser
 
 

@@ -14,6 +14,7 @@ decompressed here with the zstandard package; older logs use deflate.
 
 from __future__ import annotations
 
+import io
 import struct
 import zipfile
 import zlib
@@ -41,18 +42,28 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     name_length, extra_length = header[-2], header[-1]
     fp.seek(name_length + extra_length, 1)
     compressed = fp.read(info.compress_size)
-    data = zstandard.ZstdDecompressor().decompress(compressed, max_output_size=info.file_size)
+    # Inspect splits large members into several zstd frames, which
+    # ZstdDecompressor.decompress would silently cut at the first one.
+    reader = zstandard.ZstdDecompressor().stream_reader(
+        io.BytesIO(compressed), read_across_frames=True
+    )
+    data = reader.read()
     if zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile("CRC check failed")
     return data
 
 
 def _scorer_names(header: dict[str, Any]) -> list[str]:
+    """Scorer names from results.scores, or from eval.scorers when the eval failed."""
     results = header.get("results")
     scores = results.get("scores") if isinstance(results, dict) else None
     if not isinstance(scores, list):
+        info = header.get("eval")
+        scores = info.get("scorers") if isinstance(info, dict) else None
+    if not isinstance(scores, list):
         return []
-    return [s["name"] for s in scores if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    names = [s["name"] for s in scores if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    return list(dict.fromkeys(names))
 
 
 def _is_pass(value: Any) -> bool:

@@ -565,6 +565,10 @@ def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
         if doc is None:
             return
     sims = doc.get("simulations") if isinstance(doc, dict) else None
+    key = "simulations"
+    if sims is None and isinstance(doc, dict) and isinstance(doc.get("simulation_index"), list):
+        # The split layout keeps one summary per simulation in simulation_index.
+        sims, key = doc["simulation_index"], "simulation_index"
     if not isinstance(sims, list):
         problems.add(f"{path}: simulations: expected a list of simulation records")
         return
@@ -574,7 +578,7 @@ def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
     model = _tau2_model(doc)
     suite = _tau2_domain(doc)
     for i, sim in enumerate(sims):
-        where = f"{path}: simulations[{i}]"
+        where = f"{path}: {key}[{i}]"
         if problems.full:
             return
         if not isinstance(sim, dict):
@@ -591,11 +595,15 @@ def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
         if sim.get("termination_reason") == TAU2_INFRASTRUCTURE_ERROR:
             tally.add_run(where, task, None, run=trial, suite=suite, model=model)
             continue
-        info = sim.get("reward_info")
-        reward = info.get("reward") if isinstance(info, dict) else None
+        if key == "simulation_index":
+            reward, field_name = sim.get("reward"), "reward"
+        else:
+            info = sim.get("reward_info")
+            reward = info.get("reward") if isinstance(info, dict) else None
+            field_name = "reward_info.reward"
         passed = _reward_passed(reward)
         if passed is None:
-            problems.add(f"{where}.reward_info.reward: expected a number, got {_describe(reward)}")
+            problems.add(f"{where}.{field_name}: expected a number, got {_describe(reward)}")
             continue
         tally.add_run(where, task, passed, run=trial, suite=suite, model=model)
 
@@ -652,7 +660,7 @@ def detect_format(path: Path) -> str | None:
         first_line = head.split(b"\n", 1)[0]
         if b'"passed"' in first_line and (b'"task"' in first_line or b'"task_id"' in first_line):
             return "jsonl"
-        if b'"simulations"' in head:
+        if b'"simulations"' in head or b'"simulation_index"' in head:
             return "tau2-bench"
         if b'"eval"' in head and (b'"samples"' in head or b'"results"' in head):
             return "inspect"

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 from .estimate import SuiteEstimates, SuiteInterval
+from .report import Report
 
 
 def percent(confidence: float) -> str:
@@ -104,3 +105,21 @@ def estimate_text(suite: SuiteEstimates) -> str:
     if suite.warnings:
         text += "\n" + warnings_text(suite.warnings)
     return text
+
+
+def summary_text(report: Report) -> str:
+    """`reportgen summary`: one block per result set, least reliable tasks first."""
+    blocks = []
+    for s in report.sets:
+        rs = s.result_set
+        title = f"{rs.name}  ({rs.format}; {len(s.tasks)} tasks, {rs.runs} runs"
+        title += f", {rs.excluded_runs} excluded)" if rs.excluded_runs else ")"
+        order = s.order_least_reliable()
+        rows = task_rows(s.estimates, [s.tasks[i].id for i in range(len(s.tasks))])
+        rows = [rows[i] for i in order]
+        header = task_header(s.estimates, "task")
+        block = title + "\n" + table(header, rows, [False] + [True] * 5)
+        block += reliability_text(s.estimates) + warnings_text(s.warnings)
+        blocks.append(block)
+    intro = f"k = {report.k}; intervals at {percent(report.confidence)}\n\n"
+    return intro + "\n".join(blocks)

@@ -1,0 +1,333 @@
+"""Chart: Altair specs rendered at build time to inline SVG with vl-convert.
+
+Pages need no JavaScript and load nothing: each chart becomes an <svg> with
+role="img", a <title> and a <desc>, and element ids made unique per chart so
+several charts can share a page. Every chart's numbers are also given in a
+table beside it by the templates.
+
+Colours are from the Okabe-Ito palette, which stays distinguishable for the
+common forms of colour blindness; series also differ by shape or dash.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+import numpy as np
+import vl_convert
+
+from .report import Report, SetReport
+from .textout import percent
+
+BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
+WIDTH = 560
+
+#: Beyond this many tasks a forest plot is unreadable: show the least reliable
+#: ones plus the distribution of all of them.
+FOREST_LIMIT = 100
+FOREST_SHOWN = 40
+#: Beyond this many tasks the scatter is binned so the SVG stays small.
+SCATTER_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A rendered chart: an id for the page, its title and description, and the SVG."""
+
+    id: str
+    title: str
+    description: str
+    svg: str
+
+
+def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
+    spec: dict[str, Any] = chart.to_dict()
+    spec["config"] = {
+        "font": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
+        "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e5e5e5"},
+        "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom"},
+        "title": {"fontSize": 14, "anchor": "start"},
+        "view": {"stroke": None},
+    }
+    return spec
+
+
+_ID_ATTR = re.compile(r'\bid="([^"]+)"')
+
+
+def _to_svg(chart_id: str, title: str, description: str, spec: dict[str, Any]) -> str:
+    """SVG text for `spec`, accessible and with ids prefixed by `chart_id`."""
+    svg = vl_convert.vegalite_to_svg(spec)
+    for old in sorted(set(_ID_ATTR.findall(svg)), key=len, reverse=True):
+        new = f"{chart_id}-{old}"
+        svg = svg.replace(f'id="{old}"', f'id="{new}"').replace(f"url(#{old})", f"url(#{new})")
+    title_id, desc_id = f"{chart_id}-title", f"{chart_id}-desc"
+    svg = svg.replace(
+        "<svg ",
+        f'<svg role="img" aria-labelledby="{title_id} {desc_id}" focusable="false" ',
+        1,
+    )
+    head_end = svg.index(">") + 1
+    accessible = (
+        f'<title id="{title_id}">{html.escape(title)}</title>'
+        f'<desc id="{desc_id}">{html.escape(description)}</desc>'
+    )
+    return svg[:head_end] + accessible + svg[head_end:]
+
+
+def _render(chart_id: str, title: str, description: str, chart: alt.TopLevelMixin) -> Chart:
+    return Chart(chart_id, title, description, _to_svg(chart_id, title, description, _theme(chart)))
+
+
+def _scale01(title: str) -> alt.Scale:
+    return alt.Scale(domain=[0, 1], nice=False)
+
+
+# ---------------------------------------------------------------- per result set
+
+
+def forest_chart(s: SetReport, chart_id: str) -> Chart:
+    """Per-task plug-in pass^k with its interval, least reliable first."""
+    est = s.estimates.tasks
+    k, level = s.estimates.k, percent(s.estimates.confidence)
+    order = s.order_least_reliable()
+    shown = order if len(order) <= FOREST_LIMIT else order[:FOREST_SHOWN]
+    rows = [
+        {
+            "task": s.tasks[i].id,
+            "rank": rank,
+            "estimate": float(est.plugin[i]),
+            "low": float(est.plugin_low[i]),
+            "high": float(est.plugin_high[i]),
+        }
+        for rank, i in enumerate(shown)
+    ]
+    data = alt.Data(values=rows)
+    y = alt.Y(
+        "task:N",
+        sort=alt.EncodingSortField("rank", order="ascending"),
+        title=None,
+        axis=alt.Axis(labelLimit=180),
+    )
+    x_title = f"pass^{k} (plug-in), {level} interval"
+    rules = (
+        alt.Chart(data)
+        .mark_rule(color=BLUE, strokeWidth=2)
+        .encode(y=y, x=alt.X("low:Q", scale=_scale01(x_title), title=x_title), x2="high:Q")
+    )
+    points = (
+        alt.Chart(data)
+        .mark_point(color=BLUE, filled=True, size=40, shape="diamond")
+        .encode(y=y, x="estimate:Q")
+    )
+    height = max(60, 16 * len(rows))
+    chart = (rules + points).properties(width=WIDTH - 200, height=height)
+    if len(shown) < len(order):
+        title = f"The {len(shown)} least reliable of {len(order)} tasks: pass^{k} with {level} intervals"
+    else:
+        title = f"pass^{k} per task with {level} intervals, least reliable first"
+    description = (
+        f"Forest plot of {len(rows)} tasks. Each row is a task; the diamond is its plug-in "
+        f"pass^{k} and the bar its {level} interval. The same numbers are in the task table."
+    )
+    return _render(chart_id, title, description, chart.properties(title=title))
+
+
+def distribution_chart(s: SetReport, chart_id: str) -> Chart:
+    """Histogram of per-task plug-in pass^k (used when there are too many tasks to list)."""
+    k = s.estimates.k
+    counts, edges = np.histogram(s.estimates.tasks.plugin, bins=20, range=(0.0, 1.0))
+    rows = [
+        {"from": float(edges[i]), "to": float(edges[i + 1]), "tasks": int(counts[i])}
+        for i in range(len(counts))
+    ]
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar(color=BLUE, stroke="white")
+        .encode(
+            x=alt.X("from:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)", bin="binned"),
+            x2="to:Q",
+            y=alt.Y("tasks:Q", title="tasks"),
+        )
+        .properties(width=WIDTH - 80, height=180)
+    )
+    title = f"Distribution of pass^{k} over all {len(s.tasks)} tasks"
+    description = f"Histogram: number of tasks in each 0.05-wide range of plug-in pass^{k}."
+    return _render(chart_id, title, description, chart.properties(title=title))
+
+
+def curve_chart(s: SetReport, chart_id: str) -> Chart:
+    """reliability@k (plug-in, unbiased) and mean pass@k over k, with interval bands."""
+    level = percent(s.estimates.confidence)
+    rows = []
+    for p in s.curve:
+        for series, interval in (
+            ("reliability@k plug-in", p.plugin),
+            ("reliability@k unbiased", p.unbiased),
+            ("pass@k (mean)", p.pass_at_k),
+        ):
+            if interval.estimate is None:
+                continue
+            rows.append(
+                {
+                    "k": p.k,
+                    "series": series,
+                    "estimate": interval.estimate,
+                    "low": interval.estimate if interval.low is None else interval.low,
+                    "high": interval.estimate if interval.high is None else interval.high,
+                }
+            )
+    data = alt.Data(values=rows)
+    names = ["reliability@k plug-in", "reliability@k unbiased", "pass@k (mean)"]
+    colour = alt.Color(
+        "series:N",
+        scale=alt.Scale(domain=names, range=[BLUE, GREEN, ORANGE]),
+        title=None,
+    )
+    dash = alt.StrokeDash(
+        "series:N", scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2]]), title=None
+    )
+    x = alt.X(
+        "k:Q",
+        title="k (runs that must all pass, or of which one must)",
+        axis=alt.Axis(tickMinStep=1),
+    )
+    band = (
+        alt.Chart(data)
+        .mark_area(opacity=0.15)
+        .encode(x=x, y=alt.Y("low:Q", scale=_scale01(""), title="value"), y2="high:Q", color=colour)
+    )
+    line = (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=x,
+            y=alt.Y("estimate:Q", scale=_scale01("")),
+            color=colour,
+            strokeDash=dash,
+            shape=alt.Shape(
+                "series:N",
+                scale=alt.Scale(domain=names, range=["circle", "square", "triangle-up"]),
+                title=None,
+            ),
+        )
+    )
+    chart = (band + line).properties(width=WIDTH - 80, height=240)
+    title = f"reliability@k and pass@k for k = 1 to {len(s.curve)}, {level} bands"
+    description = (
+        "Lines over k: reliability@k (mean pass^k over tasks, plug-in and unbiased) falls as k "
+        "grows, mean pass@k rises; shaded bands are Student-t intervals across tasks."
+    )
+    return _render(chart_id, title, description, chart.properties(title=title))
+
+
+def gap_chart(s: SetReport, chart_id: str) -> Chart:
+    """Single-run pass rate against plug-in pass^k per task: the reliability gap."""
+    est = s.estimates.tasks
+    k = s.estimates.k
+    grid = np.linspace(0, 1, 41)
+    reference = [{"p": float(p), "diag": float(p), "power": float(p**k)} for p in grid]
+    ref = alt.Chart(alt.Data(values=reference))
+    diagonal = ref.mark_line(color=GREY, strokeDash=[4, 4]).encode(
+        x=alt.X("p:Q", scale=_scale01(""), title="single-run pass rate"),
+        y=alt.Y("diag:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)"),
+    )
+    power = ref.mark_line(color=ORANGE).encode(x="p:Q", y="power:Q")
+    if len(s.tasks) <= SCATTER_LIMIT:
+        rows = [
+            {"task": t.id, "p": float(est.pass_rate[i]), "pk": float(est.plugin[i]), "tasks": 1}
+            for i, t in enumerate(s.tasks)
+        ]
+    else:
+        # Bin to a 0.02 grid so ten thousand tasks do not become ten thousand circles.
+        cells: dict[tuple[float, float], int] = {}
+        for p, pk in zip(
+            np.round(est.pass_rate * 50) / 50, np.round(est.plugin * 50) / 50, strict=True
+        ):
+            cells[(float(p), float(pk))] = cells.get((float(p), float(pk)), 0) + 1
+        rows = [{"p": p, "pk": pk, "tasks": n} for (p, pk), n in sorted(cells.items())]
+    points = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_circle(color=BLUE, opacity=0.7)
+        .encode(
+            x="p:Q",
+            y="pk:Q",
+            size=alt.Size("tasks:Q", legend=None, scale=alt.Scale(range=[30, 300]))
+            if len(s.tasks) > SCATTER_LIMIT
+            else alt.value(40),
+        )
+    )
+    chart = (diagonal + power + points).properties(width=300, height=300)
+    title = f"Pass rate against pass^{k}: the gap below the diagonal"
+    description = (
+        f"Each circle is a task: across, its single-run pass rate; up, its plug-in pass^{k}. "
+        f"The dashed diagonal is where they would be equal; the solid curve is x^{k}. "
+        "The vertical distance to the diagonal is what a single pass rate hides."
+    )
+    return _render(chart_id, title, description, chart.properties(title=title))
+
+
+# ---------------------------------------------------------------- overview
+
+
+def comparison_chart(report: Report, chart_id: str) -> Chart:
+    """reliability@k of every result set with its interval."""
+    k, level = report.k, percent(report.confidence)
+    rows = []
+    for s in report.sets:
+        p = s.estimates.plugin
+        if p.estimate is None:
+            continue
+        rows.append(
+            {
+                "set": s.result_set.name,
+                "estimate": p.estimate,
+                "low": p.estimate if p.low is None else p.low,
+                "high": p.estimate if p.high is None else p.high,
+            }
+        )
+    data = alt.Data(values=rows)
+    y = alt.Y("set:N", title=None, sort=None, axis=alt.Axis(labelLimit=220))
+    x_title = f"reliability@{k} (plug-in), {level} interval"
+    rules = (
+        alt.Chart(data)
+        .mark_rule(color=BLUE, strokeWidth=3)
+        .encode(y=y, x=alt.X("low:Q", scale=_scale01(""), title=x_title), x2="high:Q")
+    )
+    points = (
+        alt.Chart(data)
+        .mark_point(color=BLUE, filled=True, size=70, shape="diamond")
+        .encode(y=y, x="estimate:Q")
+    )
+    chart = (rules + points).properties(width=WIDTH - 240, height=max(60, 28 * len(rows)))
+    title = f"reliability@{k} by result set, {level} intervals"
+    description = (
+        f"One row per result set: the diamond is reliability@{k} (plug-in), the bar its "
+        f"{level} Student-t interval across tasks. The same numbers are in the table."
+    )
+    return _render(chart_id, title, description, chart.properties(title=title))
+
+
+def set_charts(s: SetReport) -> list[Chart]:
+    charts = [forest_chart(s, "forest")]
+    if len(s.tasks) > FOREST_LIMIT:
+        charts.append(distribution_chart(s, "distribution"))
+    charts.append(curve_chart(s, "curve"))
+    charts.append(gap_chart(s, "gap"))
+    return charts
+
+
+@dataclass(frozen=True)
+class SiteCharts:
+    overview: list[Chart]
+    by_set: dict[str, list[Chart]]
+
+
+def make_charts(report: Report) -> SiteCharts:
+    """Every chart of the site: a few per result set, none per task."""
+    overview = [comparison_chart(report, "comparison")] if len(report.sets) > 1 else []
+    return SiteCharts(overview=overview, by_set={s.id: set_charts(s) for s in report.sets})

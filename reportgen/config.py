@@ -1,0 +1,155 @@
+"""The project config, `reportgen.yaml`: one typed, validated object.
+
+Every option is declared once, with its default. Paths in the file are relative
+to the file's own folder. Command-line flags override a value only when given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import Problems, UserError
+from .load import FORMATS, Source, did_you_mean
+
+CONFIG_NAME = "reportgen.yaml"
+
+
+@dataclass
+class Config:
+    title: str = "Reliability report"
+    description: str = ""
+    confidence: float = 0.95
+    k: int = 3
+    output: Path = Path("site")
+    #: The URL path the site is served under (for example /repo/ on GitHub Pages).
+    base_path: str = "/"
+    #: Absolute URL of the published site, for canonical links and sitemap.xml.
+    base_url: str | None = None
+    templates: Path | None = None
+    content: Path | None = None
+    result_sets: list[Source] = field(default_factory=list)
+    #: Where the config came from (None when built from files on the command line).
+    path: Path | None = None
+
+
+_TOP_KEYS = {f.name for f in dataclasses.fields(Config)} - {"path"}
+_SET_KEYS = {"path", "format", "suite", "model", "name", "scorer"}
+
+
+def _text(where: str, value: Any, problems: Problems) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        problems.add(f"{where}: expected text")
+        return None
+    return str(value)
+
+
+def check_confidence(where: str, value: Any, problems: Problems) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        problems.add(f"{where}: expected a number strictly between 0 and 1, got {value!r}")
+        return None
+    return float(value)
+
+
+def check_k(where: str, value: Any, problems: Problems) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        problems.add(f"{where}: expected a whole number of at least 1, got {value!r}")
+        return None
+    return value
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate reportgen.yaml; every problem names its key."""
+    name = str(path)
+    if not path.exists():
+        raise UserError(f"{name}: no such file (give result files, or create {CONFIG_NAME})")
+    if path.is_dir():
+        raise UserError(f"{name}: is a directory; expected {CONFIG_NAME}")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError:
+        raise UserError(f"{name}: not UTF-8 text") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise UserError(
+            f"{name}{line}: not valid YAML: {getattr(error, 'problem', error)}"
+        ) from None
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise UserError(f"{name}: expected a mapping of settings at the top level")
+    problems = Problems()
+    config = Config(path=path)
+    base = path.parent
+    for key, value in doc.items():
+        where = f"{name}: {key}"
+        if key not in _TOP_KEYS:
+            problems.add(f"{name}: unknown key {key!r}{did_you_mean(str(key), _TOP_KEYS)}")
+        elif key in ("title", "description", "base_path", "base_url"):
+            text = _text(where, value, problems)
+            if text is not None:
+                setattr(config, key, text)
+        elif key == "confidence":
+            confidence = check_confidence(where, value, problems)
+            if confidence is not None:
+                config.confidence = confidence
+        elif key == "k":
+            k = check_k(where, value, problems)
+            if k is not None:
+                config.k = k
+        elif key in ("output", "templates", "content"):
+            text = _text(where, value, problems)
+            if text is not None:
+                setattr(config, key, base / text)
+        elif key == "result_sets":
+            config.result_sets = _result_sets(name, value, base, problems)
+    if "result_sets" not in doc:
+        problems.add(f"{name}: result_sets: missing; list the result files to report")
+    problems.raise_if_any()
+    return config
+
+
+def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[Source]:
+    if not isinstance(value, list) or not value:
+        problems.add(f"{name}: result_sets: expected a non-empty list of {{path: ...}} entries")
+        return []
+    sources = []
+    for i, item in enumerate(value):
+        where = f"{name}: result_sets[{i}]"
+        if isinstance(item, str):
+            item = {"path": item}
+        if not isinstance(item, dict):
+            problems.add(f"{where}: expected a mapping with at least path")
+            continue
+        for key in item:
+            if key not in _SET_KEYS:
+                problems.add(f"{where}: unknown key {key!r}{did_you_mean(str(key), _SET_KEYS)}")
+        fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in _SET_KEYS}
+        if fields["path"] is None:
+            problems.add(f"{where}.path: missing")
+            continue
+        fmt = fields["format"]
+        if fmt is not None and fmt not in FORMATS:
+            problems.add(
+                f"{where}.format: unknown format {fmt!r}{did_you_mean(fmt, FORMATS)}; "
+                f"known formats: {', '.join(FORMATS)}"
+            )
+            continue
+        sources.append(
+            Source(
+                path=base / fields["path"],
+                format=fmt,
+                suite=fields["suite"],
+                model=fields["model"],
+                name=fields["name"],
+                scorer=fields["scorer"],
+            )
+        )
+    return sources

@@ -1,0 +1,234 @@
+"""Markdown pages (methodology, FAQ) whose numbers are computed at build time.
+
+A content file is Markdown with YAML front matter. Its body is first rendered
+as a Jinja template (autoescaped, so any value that is text is HTML-escaped)
+with calculators that call the statistics core, then converted to HTML with
+markdown-it-py. The worked examples therefore can never drift from the code
+that computes the report: change their inputs in the front matter and every
+number on the page changes with them.
+
+Available inside a content file:
+
+* `page`: the front matter (a mapping); `site`: title, k, confidence, level.
+* `task(successes, runs, k=site.k, confidence=site.confidence)`: a `TaskExample`.
+* `suite(items, k=..., confidence=...)`: a `SuiteExample`; items are "c/n"
+  strings or [c, n] pairs.
+* `z(confidence)`, `t(confidence, df)`: the quantiles used.
+* filters `f3` (three decimals), `pct` (0.95 -> "95%"), `interval` ((low, high) -> "[0.199, 0.777]").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+import yaml
+from markdown_it import MarkdownIt
+
+from .errors import UserError
+from .estimate import (
+    SuiteInterval,
+    TaskEstimates,
+    estimate_suite,
+    estimate_tasks,
+    normal_quantile,
+    t_quantile,
+)
+from .textout import fixed, percent
+
+
+def split_front_matter(text: str) -> tuple[str, dict[str, Any]]:
+    """(body, metadata) of a Markdown file; metadata is {} without front matter."""
+    if not text.startswith("---"):
+        return text, {}
+    lines = text.splitlines(keepends=True)
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            meta = yaml.safe_load("".join(lines[1:i])) or {}
+            if not isinstance(meta, dict):
+                raise ValueError("front matter must be a mapping")
+            return "".join(lines[i + 1 :]), meta
+    raise ValueError("front matter starts with --- but never ends")
+
+
+@dataclass(frozen=True)
+class TaskExample:
+    """Every per-task number for one (c, n, k, confidence), as plain floats."""
+
+    successes: int
+    runs: int
+    k: int
+    confidence: float
+    z: float
+    pass_rate: float
+    pass_rate_low: float
+    pass_rate_high: float
+    plugin: float
+    plugin_low: float
+    plugin_high: float
+    unbiased: float | None
+    pass_at_k: float | None
+
+    @property
+    def level(self) -> str:
+        return percent(self.confidence)
+
+    @property
+    def failures(self) -> int:
+        return self.runs - self.successes
+
+    @property
+    def wilson_centre(self) -> float:
+        """(p + z^2/2n) / (1 + z^2/n): shown when the calculation is written out."""
+        z2n = self.z * self.z / self.runs
+        return (self.pass_rate + z2n / 2) / (1 + z2n)
+
+    @property
+    def wilson_half_width(self) -> float:
+        z2n = self.z * self.z / self.runs
+        p = self.pass_rate
+        return self.z / (1 + z2n) * math.sqrt(p * (1 - p) / self.runs + z2n / (4 * self.runs))
+
+    def falling(self, top: int) -> str:
+        """'16·15·14' : the k factors of a falling factorial starting at `top`."""
+        return "·".join(str(top - i) for i in range(self.k))
+
+    def falling_product(self, top: int) -> int:
+        return math.prod(top - i for i in range(self.k))
+
+
+@dataclass(frozen=True)
+class SuiteExample:
+    tasks: list[TaskExample]
+    k: int
+    confidence: float
+    plugin: SuiteInterval
+    unbiased: SuiteInterval
+
+    @property
+    def level(self) -> str:
+        return percent(self.confidence)
+
+    @property
+    def half_width(self) -> float | None:
+        p = self.plugin
+        if p.sd is None or p.t is None:
+            return None
+        return p.t * p.sd / math.sqrt(len(self.tasks))
+
+    @property
+    def raw_low(self) -> float | None:
+        half = self.half_width
+        return None if half is None or self.plugin.estimate is None else self.plugin.estimate - half
+
+    @property
+    def raw_high(self) -> float | None:
+        half = self.half_width
+        return None if half is None or self.plugin.estimate is None else self.plugin.estimate + half
+
+
+def _optional(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
+
+
+def task_view(t: TaskEstimates, i: int) -> TaskExample:
+    """Task i of vectorized estimates as plain numbers (no recomputation)."""
+    return TaskExample(
+        successes=int(t.successes[i]),
+        runs=int(t.runs[i]),
+        k=t.k,
+        confidence=t.confidence,
+        z=normal_quantile(t.confidence),
+        pass_rate=float(t.pass_rate[i]),
+        pass_rate_low=float(t.pass_rate_low[i]),
+        pass_rate_high=float(t.pass_rate_high[i]),
+        plugin=float(t.plugin[i]),
+        plugin_low=float(t.plugin_low[i]),
+        plugin_high=float(t.plugin_high[i]),
+        unbiased=_optional(t.unbiased[i]),
+        pass_at_k=_optional(t.pass_at_k[i]),
+    )
+
+
+def task_example(successes: int, runs: int, k: int = 3, confidence: float = 0.95) -> TaskExample:
+    return task_view(estimate_tasks([successes], [runs], k, confidence), 0)
+
+
+def _pair(item: Any) -> tuple[int, int]:
+    if isinstance(item, str):
+        c, n = item.split("/")
+        return int(c), int(n)
+    c, n = item
+    return int(c), int(n)
+
+
+def suite_example(items: Sequence[Any], k: int = 3, confidence: float = 0.95) -> SuiteExample:
+    pairs = [_pair(item) for item in items]
+    s = estimate_suite([c for c, _ in pairs], [n for _, n in pairs], k, confidence)
+    return SuiteExample(
+        tasks=[task_example(c, n, k, confidence) for c, n in pairs],
+        k=k,
+        confidence=confidence,
+        plugin=s.plugin,
+        unbiased=s.unbiased,
+    )
+
+
+def _interval(pair: Sequence[float | None]) -> str:
+    low, high = pair
+    return f"[{fixed(low)}, {fixed(high)}]"
+
+
+def content_environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters["f3"] = fixed
+    env.filters["pct"] = percent
+    env.filters["interval"] = _interval
+    return env
+
+
+_MARKDOWN = MarkdownIt("commonmark", {"typographer": False}).enable("table")
+
+
+def render_content(
+    text: str, site: dict[str, Any], source: str = "content"
+) -> tuple[str, dict[str, Any]]:
+    """(html, front matter) of one content file: Jinja first, then Markdown."""
+    try:
+        body, meta = split_front_matter(text)
+    except (ValueError, yaml.YAMLError) as error:
+        raise UserError(f"{source}: front matter: {error}") from None
+    k = int(site.get("k", 3))
+    confidence = float(site.get("confidence", 0.95))
+
+    def task(successes: int, runs: int, k: int = k, confidence: float = confidence) -> TaskExample:
+        return task_example(successes, runs, k, confidence)
+
+    def suite(items: Sequence[Any], k: int = k, confidence: float = confidence) -> SuiteExample:
+        return suite_example(items, k, confidence)
+
+    env = content_environment()
+    try:
+        template = env.from_string(body)
+        markdown = template.render(
+            page=meta,
+            site=site,
+            task=task,
+            suite=suite,
+            z=normal_quantile,
+            t=t_quantile,
+        )
+    except jinja2.TemplateError as error:
+        line = getattr(error, "lineno", None)
+        where = f"{source}:{line}" if line else source
+        raise UserError(f"{where}: template error: {error}") from None
+    except (ValueError, TypeError) as error:
+        raise UserError(f"{source}: {error}") from None
+    return _MARKDOWN.render(markdown), meta

@@ -1,0 +1,258 @@
+"""Render: the report model and charts in, HTML pages and data files out.
+
+Templates are looked up in the user's folder first, then in the built-in theme
+(Pelican's ChoiceLoader habit); content pages likewise, file by file. Pages are
+yielded one at a time so the writer can stream them to disk.
+
+Every link between pages is relative (`root` is the way back to the site root),
+so the site works from file:// and under any sub-path, as GitHub Pages project
+sites are served.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import __version__
+from .chart import SiteCharts
+from .content import render_content, task_view
+from .errors import UserError
+from .report import Report, SetReport, report_json, task_csv_rows
+from .textout import fixed, percent
+
+
+def package_folder(name: str) -> Path:
+    """The built-in `templates` or `content` folder.
+
+    Inside an installed wheel they sit in the package; in a source checkout
+    (an editable install) they sit at the repository root.
+    """
+    here = Path(__file__).resolve().parent
+    inside = here / name
+    return inside if inside.is_dir() else here.parent / name
+
+
+@dataclass(frozen=True)
+class Theme:
+    templates: list[Path]  # user folder first
+    content: list[Path]
+
+    @classmethod
+    def from_folders(cls, templates: Path | None, content: Path | None) -> Theme:
+        for flag, folder in (("--templates", templates), ("--content", content)):
+            if folder is not None and not folder.is_dir():
+                raise UserError(f"{flag}: {folder} is not a folder")
+        return cls(
+            templates=[p for p in (templates, package_folder("templates")) if p is not None],
+            content=[p for p in (content, package_folder("content")) if p is not None],
+        )
+
+    def content_pages(self) -> dict[str, Path]:
+        """Page name -> Markdown file, the user's folder winning name by name."""
+        pages: dict[str, Path] = {}
+        for folder in reversed(self.content):
+            for path in sorted(folder.glob("*.md")):
+                pages[path.stem] = path
+        return dict(sorted(pages.items()))
+
+    def asset_files(self) -> dict[str, Path]:
+        assets: dict[str, Path] = {}
+        for folder in reversed(self.templates):
+            base = folder / "assets"
+            if base.is_dir():
+                for path in sorted(base.rglob("*")):
+                    if path.is_file():
+                        assets[path.relative_to(folder).as_posix()] = path
+        return dict(sorted(assets.items()))
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "[n/a]"
+    return f"[{fixed(low)}, {fixed(high)}]"
+
+
+def _safe_url(url: str | None) -> str | None:
+    """Only http(s) links come from data; anything else is dropped."""
+    if url and url.lower().startswith(("http://", "https://")):
+        return url
+    return None
+
+
+def environment(theme: Theme) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(p)) for p in theme.templates]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["f3"] = fixed
+    env.filters["pct"] = percent
+    env.filters["safe_url"] = _safe_url
+    env.globals["interval"] = _interval
+    env.globals["version"] = __version__
+    return env
+
+
+@dataclass(frozen=True)
+class SiteOptions:
+    base_path: str = "/"
+    base_url: str | None = None
+    #: A build date to print, from SOURCE_DATE_EPOCH; None keeps pages date-free.
+    build_date: str | None = None
+
+
+def _depth_root(path: str) -> str:
+    return "../" * path.count("/")
+
+
+class Renderer:
+    def __init__(
+        self, report: Report, charts: SiteCharts, theme: Theme, options: SiteOptions
+    ) -> None:
+        self.report = report
+        self.charts = charts
+        self.theme = theme
+        self.options = options
+        self.env = environment(theme)
+        self.content = theme.content_pages()
+        self.site = {
+            "title": report.title,
+            "description": report.description,
+            "k": report.k,
+            "confidence": report.confidence,
+            "level": percent(report.confidence),
+        }
+
+    # -- helpers
+
+    def _page(self, template: str, path: str, **context: Any) -> tuple[str, bytes]:
+        nav = [
+            {"title": "Overview", "href": "index.html"},
+            *(
+                {"title": title, "href": f"{name}.html"}
+                for name, title in self._content_titles().items()
+            ),
+        ]
+        try:
+            html = self.env.get_template(template).render(
+                site=self.site,
+                root=_depth_root(path),
+                path=path,
+                nav=nav,
+                options=self.options,
+                **context,
+            )
+        except jinja2.TemplateNotFound as error:
+            raise UserError(f"template {error.name!r} not found in {self._folders()}") from None
+        except jinja2.TemplateSyntaxError as error:
+            raise UserError(
+                f"{error.filename or template}:{error.lineno}: template error: {error.message}"
+            ) from None
+        except jinja2.UndefinedError as error:
+            raise UserError(f"{template}: template error: {error}") from None
+        return path, html.encode("utf-8")
+
+    def _folders(self) -> str:
+        return ", ".join(str(p) for p in self.theme.templates)
+
+    def _content_titles(self) -> dict[str, str]:
+        if not hasattr(self, "_titles"):
+            self._rendered_content = {
+                name: render_content(path.read_text(encoding="utf-8"), self.site, str(path))
+                for name, path in self.content.items()
+            }
+            ordered = sorted(
+                self._rendered_content.items(),
+                key=lambda item: (item[1][1].get("order", 99), item[0]),
+            )
+            self._titles = {
+                name: str(meta.get("title", name.title()))
+                for name, (_, meta) in ordered
+                if meta.get("nav", True)
+            }
+        return self._titles
+
+    # -- pages
+
+    def pages(self) -> Iterator[tuple[str, bytes]]:
+        """Every file of the site as (relative path, bytes), in a fixed order."""
+        report = self.report
+        self._content_titles()
+        yield self._page("index.html", "index.html", report=report, charts=self.charts.overview)
+        for name, (body, meta) in self._rendered_content.items():
+            yield self._page("content.html", f"{name}.html", body=body, meta=meta)
+        yield self._page("404.html", "404.html")
+        for s in report.sets:
+            yield from self._set_pages(s)
+        yield "report.json", _json_bytes(report_json(report))
+        for name, path in self.theme.asset_files().items():
+            yield name, path.read_bytes()
+
+    def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes]]:
+        charts = self.charts.by_set[s.id]
+        order = s.order_least_reliable()
+        views = [task_view(s.estimates.tasks, i) for i in range(len(s.tasks))]
+        rows = [
+            {
+                "task": s.tasks[i],
+                "view": views[i],
+                "href": f"tasks/{s.task_slugs[i]}.html",
+            }
+            for i in order
+        ]
+        yield self._page("set.html", s.page, s=s, rows=rows, charts=charts)
+        yield f"sets/{s.id}/tasks.csv", _csv_bytes(task_csv_rows(s))
+        rank = {i: position for position, i in enumerate(order)}
+        for i, task in enumerate(s.tasks):
+            yield self._page(
+                "task.html",
+                s.task_page(i),
+                s=s,
+                task=task,
+                view=views[i],
+                rank=rank[i] + 1,
+                runs=_run_strip(task),
+            )
+
+
+def _run_strip(task: Any) -> list[dict[str, Any]]:
+    strip = []
+    for i, outcome in enumerate(task.outcomes):
+        label = "passed" if outcome else "failed" if outcome is False else "not evaluated"
+        strip.append(
+            {
+                "number": i + 1,
+                "outcome": outcome,
+                "label": label,
+                "symbol": "✓" if outcome else "✗" if outcome is False else "–",
+                "url": _safe_url(task.urls.get(i)),
+            }
+        )
+    return strip
+
+
+def _json_bytes(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _csv_bytes(rows: list[list[Any]]) -> bytes:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+def render_site(
+    report: Report, charts: SiteCharts, theme: Theme, options: SiteOptions
+) -> Iterator[tuple[str, bytes]]:
+    return Renderer(report, charts, theme, options).pages()

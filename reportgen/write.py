@@ -1,0 +1,87 @@
+"""Write: stream the site into a temporary folder beside the output, then swap it in.
+
+A failed build (bad input, a template error, Ctrl-C) never touches the previous
+site. An existing output folder is replaced only if reportgen made it (it
+carries a marker file) or --force is given, so a mistyped --output cannot wipe
+someone's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
+
+from .errors import UserError
+
+MARKER = ".reportgen-site"
+_MARKER_TEXT = b"This folder was written by reportgen; the next build replaces it whole.\n"
+
+
+def check_output(output: Path, force: bool) -> None:
+    """Refuse, before any work, to replace a folder reportgen did not create."""
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output: {output} exists and is not a folder")
+    if output.is_dir() and any(output.iterdir()) and not (output / MARKER).exists() and not force:
+        raise UserError(
+            f"--output: {output} is not empty and was not written by reportgen "
+            f"(no {MARKER} file); pass --force to replace it"
+        )
+
+
+def _safe_relative(name: str) -> PurePosixPath:
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise ValueError(f"refusing to write outside the site: {name!r}")
+    return path
+
+
+def write_site(
+    output: Path,
+    files: Iterable[tuple[str, bytes]],
+    force: bool = False,
+    on_file: Callable[[int], None] | None = None,
+) -> tuple[int, int]:
+    """Write every (relative path, bytes) and swap the result in. Returns (files, bytes)."""
+    check_output(output, force)
+    parent = output.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.building-", dir=parent))
+    written: set[PurePosixPath] = set()
+    total = 0
+    try:
+        for name, data in files:
+            relative = _safe_relative(name)
+            if relative in written:
+                raise ValueError(f"two pages want the same file: {name}")
+            written.add(relative)
+            target = staging.joinpath(*relative.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            total += len(data)
+            if on_file is not None:
+                on_file(len(written))
+        (staging / MARKER).write_bytes(_MARKER_TEXT)
+        os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
+        _swap(staging, output)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return len(written), total
+
+
+def _swap(staging: Path, output: Path) -> None:
+    if not output.exists():
+        staging.rename(output)
+        return
+    retired = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.absolute().parent))
+    retired.rmdir()
+    output.rename(retired)
+    try:
+        staging.rename(output)
+    except BaseException:
+        retired.rename(output)  # put the previous site back
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
