@@ -127,7 +127,7 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     height = max(60, 16 * len(rows))
     chart = (rules + points).properties(width=WIDTH - 200, height=height)
     if len(shown) < len(order):
-        title = f"The {len(shown)} least reliable of {len(order)} tasks: pass^{k} with {level} intervals"
+        title = f"The {len(shown)} least reliable of {len(order)} tasks: pass^{k}, {level}"
     else:
         title = f"pass^{k} per task with {level} intervals, least reliable first"
     description = (

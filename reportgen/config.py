@@ -7,6 +7,7 @@ to the file's own folder. Command-line flags override a value only when given.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,7 @@ def load_config(path: Path) -> Config:
         elif key in ("output", "templates", "content"):
             text = _text(where, value, problems)
             if text is not None:
-                setattr(config, key, base / text)
+                setattr(config, key, Path(os.path.normpath(base / text)))
         elif key == "result_sets":
             config.result_sets = _result_sets(name, value, base, problems)
     if "result_sets" not in doc:
@@ -144,7 +145,7 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
             continue
         sources.append(
             Source(
-                path=base / fields["path"],
+                path=Path(os.path.normpath(base / fields["path"])),
                 format=fmt,
                 suite=fields["suite"],
                 model=fields["model"],

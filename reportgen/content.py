@@ -14,12 +14,14 @@ Available inside a content file:
 * `suite(items, k=..., confidence=...)`: a `SuiteExample`; items are "c/n"
   strings or [c, n] pairs.
 * `z(confidence)`, `t(confidence, df)`: the quantiles used.
-* filters `f3` (three decimals), `pct` (0.95 -> "95%"), `interval` ((low, high) -> "[0.199, 0.777]").
+* filters `f3` (three decimals), `pct` (0.95 -> "95%"),
+  `interval` ((low, high) -> "[0.199, 0.777]").
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,20 +39,24 @@ from .estimate import (
     normal_quantile,
     t_quantile,
 )
-from .textout import fixed, percent
+from .textout import bracket, fixed, percent
 
 
-def split_front_matter(text: str) -> tuple[str, dict[str, Any]]:
-    """(body, metadata) of a Markdown file; metadata is {} without front matter."""
+def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
+    """(body, metadata, lines before the body) of a Markdown file.
+
+    Metadata is {} without front matter; the line count lets errors in the body
+    name the line of the file rather than of the body.
+    """
     if not text.startswith("---"):
-        return text, {}
+        return text, {}, 0
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].rstrip() == "---":
             meta = yaml.safe_load("".join(lines[1:i])) or {}
             if not isinstance(meta, dict):
                 raise ValueError("front matter must be a mapping")
-            return "".join(lines[i + 1 :]), meta
+            return "".join(lines[i + 1 :]), meta, i + 1
     raise ValueError("front matter starts with --- but never ends")
 
 
@@ -93,11 +99,12 @@ class TaskExample:
         return self.z / (1 + z2n) * math.sqrt(p * (1 - p) / self.runs + z2n / (4 * self.runs))
 
     def falling(self, top: int) -> str:
-        """'16·15·14' : the k factors of a falling factorial starting at `top`."""
-        return "·".join(str(top - i) for i in range(self.k))
+        """'16·15·14': the k factors of top!/(top-k)!, stopping at a zero factor."""
+        return "·".join(str(top - i) for i in range(min(self.k, top + 1)))
 
     def falling_product(self, top: int) -> int:
-        return math.prod(top - i for i in range(self.k))
+        """top·(top-1)·...·(top-k+1), which is 0 when top < k."""
+        return math.prod(top - i for i in range(self.k)) if top >= self.k else 0
 
 
 @dataclass(frozen=True)
@@ -169,7 +176,7 @@ def suite_example(items: Sequence[Any], k: int = 3, confidence: float = 0.95) ->
     pairs = [_pair(item) for item in items]
     s = estimate_suite([c for c, _ in pairs], [n for _, n in pairs], k, confidence)
     return SuiteExample(
-        tasks=[task_example(c, n, k, confidence) for c, n in pairs],
+        tasks=[task_view(s.tasks, i) for i in range(len(pairs))],
         k=k,
         confidence=confidence,
         plugin=s.plugin,
@@ -177,19 +184,49 @@ def suite_example(items: Sequence[Any], k: int = 3, confidence: float = 0.95) ->
     )
 
 
-def _interval(pair: Sequence[float | None]) -> str:
+class _Formatted(str):
+    """Text made by our own number formatting: safe to place in Markdown as it is."""
+
+
+def _f3(value: float | None) -> _Formatted:
+    return _Formatted(fixed(value))
+
+
+def _pct(value: float) -> _Formatted:
+    return _Formatted(percent(value))
+
+
+def _interval(pair: Sequence[float | None]) -> _Formatted:
     low, high = pair
-    return f"[{fixed(low)}, {fixed(high)}]"
+    return _Formatted(bracket(low, high))
+
+
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>&]")
+
+
+def _escape_value(value: Any) -> Any:
+    """Jinja's finalize hook: a text value cannot turn into Markdown or HTML markup.
+
+    Numbers and our own formatted numbers pass through; any other text has
+    each punctuation character that Markdown acts on backslash-escaped, which
+    markdown-it renders as the literal character (and HTML-escapes once).
+    """
+    if isinstance(value, str) and not isinstance(value, _Formatted):
+        return _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(0), value)
+    return value
 
 
 def content_environment() -> jinja2.Environment:
+    # Autoescape is off because the output is Markdown, not HTML: escaping for
+    # HTML here would be escaped again by markdown-it (&amp;amp; in code).
     env = jinja2.Environment(
-        autoescape=True,
+        autoescape=False,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
+        finalize=_escape_value,
     )
-    env.filters["f3"] = fixed
-    env.filters["pct"] = percent
+    env.filters["f3"] = _f3
+    env.filters["pct"] = _pct
     env.filters["interval"] = _interval
     return env
 
@@ -197,16 +234,28 @@ def content_environment() -> jinja2.Environment:
 _MARKDOWN = MarkdownIt("commonmark", {"typographer": False}).enable("table")
 
 
+def _template_line(error: BaseException) -> int | None:
+    """The body line being rendered when `error` was raised, from the traceback."""
+    line = None
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
 def render_content(
     text: str, site: dict[str, Any], source: str = "content"
 ) -> tuple[str, dict[str, Any]]:
     """(html, front matter) of one content file: Jinja first, then Markdown."""
     try:
-        body, meta = split_front_matter(text)
+        body, meta, offset = split_front_matter(text)
     except (ValueError, yaml.YAMLError) as error:
         raise UserError(f"{source}: front matter: {error}") from None
     k = int(site.get("k", 3))
     confidence = float(site.get("confidence", 0.95))
+    site = {"k": k, "confidence": confidence, "level": percent(confidence), **site}
 
     def task(successes: int, runs: int, k: int = k, confidence: float = confidence) -> TaskExample:
         return task_example(successes, runs, k, confidence)
@@ -226,9 +275,11 @@ def render_content(
             t=t_quantile,
         )
     except jinja2.TemplateError as error:
-        line = getattr(error, "lineno", None)
-        where = f"{source}:{line}" if line else source
+        line = getattr(error, "lineno", None) or _template_line(error)
+        where = f"{source}:{line + offset}" if line else source
         raise UserError(f"{where}: template error: {error}") from None
-    except (ValueError, TypeError) as error:
-        raise UserError(f"{source}: {error}") from None
+    except (ValueError, TypeError, ArithmeticError) as error:
+        line = _template_line(error)
+        where = f"{source}:{line + offset}" if line else source
+        raise UserError(f"{where}: {error}") from None
     return _MARKDOWN.render(markdown), meta
