@@ -196,6 +196,7 @@ class Renderer:
         for s in report.sets:
             yield from self._set_pages(s)
         yield "report.json", _json_bytes(report_json(report))
+        yield "report.schema.json", (Path(__file__).parent / "report.schema.json").read_bytes()
         for name, path in self.theme.asset_files().items():
             yield name, path.read_bytes()
 

@@ -1,0 +1,427 @@
+"""`reportgen build`: the site's pages, data files and properties, without a browser."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import jsonschema
+import markupsafe
+import pytest
+
+from reportgen import render as render_module
+from reportgen.build import Progress, build
+from reportgen.cli import main
+from reportgen.config import Config
+from reportgen.load import Source
+from reportgen.render import package_folder
+from reportgen.write import MARKER
+
+from .conftest import ROOT, build_example
+
+
+class Links(HTMLParser):
+    """Collects href/src attributes and the ids and text of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[tuple[str, str, str]] = []  # (tag, attribute, value)
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name in ("href", "src"):
+                self.refs.append((tag, name, value))
+            if name == "id":
+                self.ids.append(value)
+
+
+def parse(path: Path) -> Links:
+    parser = Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def html_pages(site: Path) -> list[Path]:
+    return sorted(site.rglob("*.html"))
+
+
+def tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def run_cli(argv: list[str]) -> int:
+    return main(argv, out=io.StringIO())
+
+
+# ------------------------------------------------------------ pages and files
+
+
+def test_example_site_has_every_page(example_site: Path) -> None:
+    for name in ("index.html", "methodology.html", "faq.html", "404.html", "report.json"):
+        assert (example_site / name).is_file(), name
+    assert (example_site / "assets" / "style.css").is_file()
+    assert (example_site / MARKER).is_file()
+    report = json.loads((example_site / "report.json").read_text())
+    assert len(report["result_sets"]) == 3
+    for rs in report["result_sets"]:
+        assert (example_site / rs["page"]).is_file()
+        assert (example_site / f"sets/{rs['id']}/tasks.csv").is_file()
+        for task in rs["tasks"]:
+            assert (example_site / task["page"]).is_file()
+
+
+def test_overview_shows_headlines_and_comparison(example_site: Path) -> None:
+    page = (example_site / "index.html").read_text()
+    report = json.loads((example_site / "report.json").read_text())
+    assert "Support-desk agents" in page
+    for rs in report["result_sets"]:
+        rel = rs["reliability_at_k"]
+        assert html.escape(rs["name"]) in page
+        assert f"{rel['plugin']['estimate']:.3f}" in page
+        assert f"[{rel['plugin']['low']:.3f}, {rel['plugin']['high']:.3f}]" in page
+        assert f"{rel['unbiased']['estimate']:.3f}" in page
+    assert "Comparison" in page and "95%" in page
+    assert "10 excluded" in page
+
+
+def test_report_json_validates_against_shipped_schema(example_site: Path) -> None:
+    schema = json.loads((ROOT / "reportgen" / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    report = json.loads((example_site / "report.json").read_text())
+    jsonschema.validate(report, schema)
+    assert (example_site / "report.schema.json").read_bytes() == (
+        ROOT / "reportgen" / "report.schema.json"
+    ).read_bytes()
+
+
+def test_report_json_numbers_equal_reportgen_estimate(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text())
+    rs = report["result_sets"][0]
+    items = [f"{t['successes']}/{t['runs']}" for t in rs["tasks"]]
+    out = io.StringIO()
+    assert main(["estimate", "--suite", *items, "-k", "3", "--format", "json"], out=out) == 0
+    expected = json.loads(out.getvalue())
+    keep = ("successes", "runs", "pass_rate", "pass_hat_k", "pass_at_k")
+    assert [{key: t[key] for key in keep} for t in rs["tasks"]] == expected["tasks"]
+    assert rs["reliability_at_k"] == expected["reliability_at_k"]
+    curve_k3 = next(p for p in rs["curve"] if p["k"] == 3)
+    assert curve_k3["reliability_plugin"] == expected["reliability_at_k"]["plugin"]
+    assert [p["k"] for p in rs["curve"]] == list(range(1, min(t["runs"] for t in rs["tasks"]) + 1))
+
+
+def test_tau_bench_result_set_reproduces_published_table(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text())
+    tau = next(rs for rs in report["result_sets"] if rs["format"] == "tau-bench")
+    published = {1: 0.420, 2: 0.273, 3: 0.220, 4: 0.200}
+    got = {p["k"]: round(p["reliability_unbiased"]["estimate"], 3) for p in tau["curve"]}
+    assert got == published
+
+
+def test_csv_matches_report_json(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text())
+    rs = report["result_sets"][1]
+    rows = list(csv.DictReader((example_site / f"sets/{rs['id']}/tasks.csv").open()))
+    by_id = {t["id"]: t for t in rs["tasks"]}
+    assert {r["task"] for r in rows} == set(by_id)
+    for row in rows:
+        task = by_id[row["task"]]
+        assert int(row["successes"]) == task["successes"]
+        assert float(row["pass_hat_3_plugin"]) == task["pass_hat_k"]["plugin"]["estimate"]
+        assert float(row["pass_rate_low"]) == task["pass_rate"]["low"]
+    plugin = [float(r["pass_hat_3_plugin"]) for r in rows]
+    assert plugin == sorted(plugin), "least reliable first"
+
+
+def test_result_set_page_lists_tasks_least_reliable_first(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text())
+    rs = report["result_sets"][0]
+    page = (example_site / rs["page"]).read_text()
+    body = page[page.index('<table class="tasks">') :]
+    shown = re.findall(r'<th scope="row"><a href="tasks/[^"]+">([^<]+)</a>', body)
+    plugin = {t["id"]: t["pass_hat_k"]["plugin"]["estimate"] for t in rs["tasks"]}
+    assert sorted(shown) == sorted(plugin)
+    values = [plugin[html.unescape(s)] for s in shown]
+    assert values == sorted(values)
+    for chart_id in ("forest", "curve", "gap"):
+        assert f'id="chart-{chart_id}"' in page
+    assert 'href="tasks.csv"' in page
+
+
+def test_task_page_shows_strip_estimates_and_worked_calculation(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text())
+    rs = report["result_sets"][0]  # agent-alpha: its runs carry transcript links
+    task = next(t for t in rs["tasks"] if 0 < t["successes"] < t["runs"] and t["excluded_runs"])
+    page = (example_site / task["page"]).read_text()
+    c, n = task["successes"], task["runs"]
+    assert page.count('class="run pass"') == c + 1  # + the legend
+    assert page.count('class="run fail"') == n - c + 1
+    assert page.count('class="run excl"') == task["excluded_runs"] + 1
+    assert "run 1: " in page and "✓" in page and "✗" in page
+    assert page.count('href="https://transcripts.example.org/') == n + task["excluded_runs"]
+    assert f"p̂ = c / n = {c} / {n} = {task['pass_rate']['estimate']:.3f}" in page
+    unbiased = task["pass_hat_k"]["unbiased"]
+    assert f"C({c}, 3) / C({n}, 3)" in page and f"{unbiased:.3f}" in page
+    assert f"{task['pass_at_k']:.3f}" in page
+
+
+def test_every_chart_is_accessible_and_ids_are_unique(example_site: Path) -> None:
+    for page in html_pages(example_site):
+        text = page.read_text()
+        svgs = re.findall(r"<svg [^>]*>", text)
+        for svg in svgs:
+            if "ibar" in svg:
+                continue
+            assert 'role="img"' in svg and "aria-labelledby" in svg, page
+        ids = parse(page).ids
+        assert len(ids) == len(set(ids)), f"duplicate ids in {page}"
+        assert text.count("<title id=") == len([s for s in svgs if 'role="img"' in s])
+
+
+# ------------------------------------------------------------ self-contained and safe
+
+
+def test_pages_load_nothing_from_elsewhere(example_site: Path) -> None:
+    for page in html_pages(example_site):
+        text = page.read_text()
+        assert "Content-Security-Policy" in text and "script-src 'none'" in text
+        assert "<script" not in text
+        for tag, attr, value in parse(page).refs:
+            if attr == "src" or tag == "link":
+                assert not re.match(r"(?i)[a-z]+:|//", value), f"{page}: {tag} {attr}={value}"
+    css = (example_site / "assets" / "style.css").read_text()
+    assert "@import" not in css and "url(" not in css
+
+
+def test_every_internal_link_resolves(example_site: Path) -> None:
+    for page in html_pages(example_site):
+        if page.name == "404.html":
+            continue  # served at any depth: its links use the base path
+        for _tag, _attr, value in parse(page).refs:
+            if re.match(r"(?i)(https?|mailto):", value) or value.startswith("#"):
+                continue
+            assert not value.startswith("/"), f"{page}: absolute link {value}"
+            target = (page.parent / value.split("#")[0]).resolve()
+            assert target.is_file(), f"{page}: broken link {value}"
+            assert example_site.resolve() in target.parents
+
+
+NASTY_IDS = [
+    "<script>alert(1)</script>",
+    "../../etc/passwd",
+    "CON",
+    "a/b",
+    "x" * 300,
+    "Task",
+    "task",
+    "naïve-ταυ-任务",
+    "a&b \"quoted\" 'single'",
+]
+
+
+def test_hostile_task_ids_get_safe_unique_files_and_show_literally(tmp_path: Path) -> None:
+    results = tmp_path / "runs.jsonl"
+    lines = [
+        json.dumps({"task": task, "passed": i % 2 == 0, "url": "javascript:alert(1)"})
+        if i == 0
+        else json.dumps({"task": task, "passed": i % 2 == 0})
+        for task in NASTY_IDS
+        for i in range(3)
+    ]
+    results.write_text("\n".join(lines) + "\n")
+    status = main(["build", str(results), "--output", str(tmp_path / "site")], out=io.StringIO())
+    # javascript: urls are refused at load time with a located error.
+    assert status == 2
+    results.write_text(
+        "\n".join(
+            json.dumps({"task": task, "passed": i % 2 == 0}) for task in NASTY_IDS for i in range(3)
+        )
+        + "\n"
+    )
+    site = tmp_path / "site"
+    assert run_cli(["build", str(results), "--output", str(site)]) == 0
+    report = json.loads((site / "report.json").read_text())
+    pages = [t["page"] for t in report["result_sets"][0]["tasks"]]
+    assert len(pages) == len(NASTY_IDS) == len({p.lower() for p in pages})
+    for task, page in zip(report["result_sets"][0]["tasks"], pages, strict=True):
+        path = (site / page).resolve()
+        assert site.resolve() in path.parents and path.is_file()
+        name = path.name
+        assert re.fullmatch(r"[a-z0-9_-]+\.html", name) and len(name) < 100
+        assert name.split(".")[0] not in ("con", "nul", "aux", "prn")
+        text = path.read_text()
+        assert str(markupsafe.escape(task["id"])) in text
+    everything = "".join(p.read_text() for p in html_pages(site))
+    assert "<script>alert(1)</script>" not in everything
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in everything
+
+
+def test_only_http_links_come_from_data(tmp_path: Path) -> None:
+    results = tmp_path / "runs.jsonl"
+    results.write_text(json.dumps({"task": "t", "passed": True, "url": "javascript:alert(1)"}))
+    assert run_cli(["build", str(results), "--output", str(tmp_path / "site")]) == 2
+    assert not (tmp_path / "site").exists()
+
+
+# ------------------------------------------------------------ deterministic and atomic
+
+
+def test_two_builds_are_byte_identical(example_site: Path, tmp_path: Path) -> None:
+    again = build_example(tmp_path / "again")
+    assert tree(again) == tree(example_site)
+
+
+def test_source_date_epoch_is_the_only_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    plain = build_example(tmp_path / "plain")
+    assert "Built " not in (plain / "index.html").read_text()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    dated = build_example(tmp_path / "dated")
+    assert "Built 2026-01-01." in (dated / "index.html").read_text()
+
+
+def _previous_site(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    site = build_example(tmp_path / "site")
+    return site, tree(site)
+
+
+def test_bad_input_leaves_previous_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    site, before = _previous_site(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task": "a", "passed": true}\n{"task": "a", "passed": "maybe"}\n')
+    assert run_cli(["build", str(bad), "--output", str(site)]) == 2
+    assert f"{bad}:2:" in capsys.readouterr().err
+    assert tree(site) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []
+
+
+def test_template_error_leaves_previous_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site, before = _previous_site(tmp_path)
+    broken = tmp_path / "theme"
+    broken.mkdir()
+    (broken / "task.html").write_text(
+        "{% extends 'base.html' %}{% block main %}{{ oops(}}{% endblock %}"
+    )
+    config = str(ROOT / "example/reportgen.yaml")
+    status = run_cli(["build", "--config", config, "-o", str(site), "--templates", str(broken)])
+    assert status == 2
+    assert "task.html:1: template error" in capsys.readouterr().err
+    assert tree(site) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []
+
+
+def test_interrupted_build_leaves_previous_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, before = _previous_site(tmp_path)
+    real = render_module.Renderer._set_pages
+    calls = {"n": 0}
+
+    def interrupt_midway(self, s):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        yield from real(self, s)
+
+    monkeypatch.setattr(render_module.Renderer, "_set_pages", interrupt_midway)
+    assert (
+        run_cli(["build", "--config", str(ROOT / "example/reportgen.yaml"), "-o", str(site)]) == 130
+    )
+    assert tree(site) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []
+
+
+def test_refuses_to_replace_a_folder_it_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    precious = tmp_path / "docs"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    config = ["build", "--config", str(ROOT / "example/reportgen.yaml"), "-o", str(precious)]
+    assert run_cli(config) == 2
+    assert "was not written by reportgen" in capsys.readouterr().err
+    assert (precious / "thesis.tex").read_text() == "years of work"
+    assert run_cli([*config, "--force"]) == 0
+    assert not (precious / "thesis.tex").exists() and (precious / MARKER).exists()
+
+
+# ------------------------------------------------------------ theme and content overrides
+
+
+def test_user_templates_win_file_by_file(tmp_path: Path) -> None:
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "404.html").write_text("custom not found for {{ site.title }}")
+    site = build_example(tmp_path / "site", templates=theme)
+    assert (
+        site / "404.html"
+    ).read_text() == "custom not found for Support-desk agents — reliability report"
+    builtin = package_folder("templates")
+    assert "Skip to content" in (site / "index.html").read_text()  # base.html from the theme
+    assert (builtin / "base.html").is_file()
+
+
+def test_methodology_numbers_follow_their_inputs(tmp_path: Path) -> None:
+    """Change a worked example's inputs in the front matter: the page changes with them."""
+    site = build_example(tmp_path / "site")
+    page = (site / "methodology.html").read_text()
+    assert "0.512" in page and "3360" in page and "0.491" in page
+    content = tmp_path / "content"
+    content.mkdir()
+    source = (package_folder("content") / "methodology.md").read_text()
+    changed = source.replace("successes: 16", "successes: 15", 1)
+    assert changed != source
+    (content / "methodology.md").write_text(changed)
+    site2 = build_example(tmp_path / "site2", content=content)
+    page2 = (site2 / "methodology.html").read_text()
+    assert "0.422" in page2 and "2730" in page2 and "0.399" in page2  # 15/20 cubed; C(15,3)/C(20,3)
+    assert "3360" not in page2
+    assert (site2 / "faq.html").read_bytes() == (site / "faq.html").read_bytes()
+
+
+def test_faq_answers_the_spec_questions(example_site: Path) -> None:
+    page = (example_site / "faq.html").read_text()
+    for phrase in ("standard term", "pass@k", "plug-in or unbiased", "1.000", "How many runs"):
+        assert phrase in page, phrase
+    assert "fewer than k" in page.lower() or "fewer than" in page
+
+
+# ------------------------------------------------------------ feedback
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_and_summary_line(tmp_path: Path) -> None:
+    stream = _Terminal()
+    config = Config(
+        output=tmp_path / "site",
+        result_sets=[Source(ROOT / "tests/fixtures/tau-bench/gpt-4o-airline-small.json")],
+    )
+    result = build(config, progress=Progress(stream))
+    assert "\r" in stream.getvalue()
+    assert "tau-bench, detected" in stream.getvalue()
+    assert result.pages == len(html_pages(tmp_path / "site")) and result.result_sets == 1
+
+
+def test_build_prints_one_line_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = ROOT / "tests/fixtures/tau-bench/gpt-4o-airline-small.json"
+    assert run_cli(["build", str(fixture), "-o", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"built \d+ pages for 1 result set .* in \d+\.\d s: .*out/", err)
+    assert "\r" not in err  # not a terminal: no progress redraws
+    assert os.path.isfile(tmp_path / "out" / "index.html")
