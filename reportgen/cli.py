@@ -24,6 +24,7 @@ from .serialize import estimate_json
 from .textout import estimate_text, summary_text
 
 EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
 EXIT_USER_ERROR = 2
 
 
@@ -181,6 +182,50 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _run_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from .serve import serve
+
+    port = _whole_number("--port", args.port, 0)
+    if port > 65535:
+        raise UserError(f"--port: {port} is not a port number (0 to 65535)")
+    serve(lambda: _config_for(args), port, sys.stderr)
+    return EXIT_OK  # pragma: no cover - serve runs until interrupted
+
+
+def _fraction(flag: str, text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{flag}: {text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise UserError(f"{flag}: must lie between 0 and 1, got {text}")
+    return value
+
+
+def _run_check(args: argparse.Namespace, out: TextIO) -> int:
+    from .check import check_report, read_report
+
+    minimum = _fraction("--min-reliability", args.min_reliability)
+    max_drop = _fraction("--max-drop", args.max_drop)
+    if (args.baseline is None) != (max_drop is None):
+        raise UserError("--baseline and --max-drop go together")
+    if minimum is None and args.baseline is None:
+        raise UserError("give --min-reliability X, or --baseline OLD --max-drop X, or both")
+    report = read_report(args.report, "report")
+    baseline = read_report(args.baseline, "--baseline") if args.baseline else None
+    verdict = check_report(report, minimum, baseline, max_drop, args.estimator)
+    for line in verdict.passes:
+        out.write(f"ok    {line}\n")
+    for line in verdict.failures:
+        out.write(f"FAIL  {line}\n")
+    if verdict.failures:
+        print(f"reportgen check: {len(verdict.failures)} result set(s) failed", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reportgen",
@@ -242,6 +287,40 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace an output folder reportgen did not write"
     )
     build_cmd.set_defaults(handler=_run_build)
+
+    serve_cmd = commands.add_parser(
+        "serve",
+        help="build, serve on 127.0.0.1 and rebuild on changes",
+        description="Build the report, serve it on 127.0.0.1 for preview, and rebuild whenever "
+        "an input file, the config, a template or a content file changes.",
+    )
+    _input_options(serve_cmd)
+    serve_cmd.add_argument("--port", default="8000", metavar="N", help="port (default 8000)")
+    serve_cmd.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
+    serve_cmd.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
+    serve_cmd.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    serve_cmd.set_defaults(handler=_run_serve)
+
+    check = commands.add_parser(
+        "check",
+        help="fail (exit 1) when reliability is below a bar or dropped",
+        description="A CI gate: exit 1 naming each result set whose reliability@k is below "
+        "--min-reliability, or dropped by more than --max-drop against --baseline; else 0.",
+        epilog="examples:\n  reportgen check site --min-reliability 0.5\n"
+        "  reportgen check site --baseline old/report.json --max-drop 0.05",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("report", type=Path, metavar="SITE_OR_REPORT", help="site or report.json")
+    check.add_argument("--min-reliability", metavar="X", help="lowest acceptable reliability@k")
+    check.add_argument("--baseline", type=Path, metavar="OLD", help="earlier site or report.json")
+    check.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
+    check.add_argument(
+        "--estimator",
+        choices=["plugin", "unbiased"],
+        default="plugin",
+        help="which reliability@k to check (default plugin, the headline)",
+    )
+    check.set_defaults(handler=_run_check)
     return parser
 
 

@@ -26,6 +26,7 @@ from . import __version__
 from .chart import SiteCharts
 from .content import render_content, task_view
 from .errors import UserError
+from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .report import Report, SetReport, report_json, task_csv_rows
 from .textout import fixed, percent
 
@@ -187,6 +188,15 @@ class Renderer:
 
     def pages(self) -> Iterator[tuple[str, bytes]]:
         """Every file of the site as (relative path, bytes), in a fixed order."""
+        html_pages: list[str] = []
+        for name, data in self._files():
+            if name.endswith(".html") and name != "404.html":
+                html_pages.append(name)
+            yield name, data
+        if self.options.base_url:
+            yield "sitemap.xml", sitemap(self.options.base_url, html_pages)
+
+    def _files(self) -> Iterator[tuple[str, bytes]]:
         report = self.report
         self._content_titles()
         yield self._page("index.html", "index.html", report=report, charts=self.charts.overview)
@@ -212,8 +222,12 @@ class Renderer:
             }
             for i in order
         ]
-        yield self._page("set.html", s.page, s=s, rows=rows, charts=charts)
+        snip = snippets(self.report, s, self.options.base_url)
+        yield self._page("set.html", s.page, s=s, rows=rows, charts=charts, snippets=snip)
         yield f"sets/{s.id}/tasks.csv", _csv_bytes(task_csv_rows(s))
+        yield f"badges/{s.id}.json", badge_json(s)
+        yield f"badges/{s.id}.svg", badge_svg(s)
+        yield f"badges/{s.id}.md", snippets_markdown(self.report, s, self.options.base_url)
         rank = {i: position for position, i in enumerate(order)}
         for i, task in enumerate(s.tasks):
             yield self._page(

@@ -1,0 +1,92 @@
+"""`reportgen check`: a CI gate on a built report.
+
+Reads report.json (from a site folder or the file itself) and fails (exit 1)
+when a result set's reliability@k is below a bar, or dropped against a
+baseline report by more than allowed. Result sets are matched to the baseline
+by suite and model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+
+
+def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
+    """report.json from a site folder or a file path, checked enough to use."""
+    file = path / "report.json" if path.is_dir() else path
+    if not file.exists():
+        raise UserError(f"{flag}: {file}: no such file (give a built site or its report.json)")
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UserError(f"{flag}: {file}: not a report.json ({error})") from None
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1)")
+    sets = doc.get("result_sets")
+    if not isinstance(sets, list):
+        raise UserError(f"{flag}: {file}: result_sets: missing")
+    for i, rs in enumerate(sets):
+        try:
+            rs["reliability_at_k"]["plugin"]["estimate"]
+            rs["suite"], rs["model"], rs["name"]
+        except (KeyError, TypeError):
+            raise UserError(f"{flag}: {file}: result_sets[{i}]: missing reliability_at_k") from None
+    return doc
+
+
+@dataclass(frozen=True)
+class Verdict:
+    failures: list[str]
+    passes: list[str]
+
+
+def _value(rs: dict[str, Any], estimator: str) -> float | None:
+    value = rs["reliability_at_k"][estimator]["estimate"]
+    return None if value is None else float(value)
+
+
+def check_report(
+    report: dict[str, Any],
+    min_reliability: float | None,
+    baseline: dict[str, Any] | None,
+    max_drop: float | None,
+    estimator: str = "plugin",
+) -> Verdict:
+    k = report["k"]
+    failures: list[str] = []
+    passes: list[str] = []
+    old_sets = {(rs["suite"], rs["model"]): rs for rs in (baseline or {}).get("result_sets", [])}
+    for rs in report["result_sets"]:
+        name = rs["name"]
+        value = _value(rs, estimator)
+        label = f"reliability@{k} ({estimator})"
+        if value is None:
+            failures.append(f"{name}: {label} is undefined; see the report's warnings")
+            continue
+        if min_reliability is not None:
+            if value < min_reliability:
+                failures.append(f"{name}: {label} {value:.3f} is below {min_reliability:.3f}")
+            else:
+                passes.append(f"{name}: {label} {value:.3f} >= {min_reliability:.3f}")
+        if baseline is not None and max_drop is not None:
+            old = old_sets.get((rs["suite"], rs["model"]))
+            old_value = None if old is None else _value(old, estimator)
+            if old_value is None:
+                passes.append(f"{name}: not in the baseline; nothing to compare")
+                continue
+            drop = old_value - value
+            if drop > max_drop:
+                failures.append(
+                    f"{name}: {label} dropped by {drop:.3f} ({old_value:.3f} -> {value:.3f}), "
+                    f"more than the allowed {max_drop:.3f}"
+                )
+            else:
+                passes.append(
+                    f"{name}: {label} {old_value:.3f} -> {value:.3f}, within {max_drop:.3f}"
+                )
+    return Verdict(failures=failures, passes=passes)

@@ -1,0 +1,114 @@
+"""`reportgen serve`: build, serve on 127.0.0.1, and rebuild when an input changes.
+
+For previewing only: the server is Python's own static file server, bound to
+the loopback address. Changes are found by polling file times, which needs no
+extra dependency and works the same on every system.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TextIO
+
+from .build import Progress, build
+from .config import Config
+from .errors import UserError
+from .render import Theme
+
+Snapshot = dict[str, tuple[int, int]]
+
+
+def watched_paths(config: Config) -> list[Path]:
+    """Everything a build reads: config, inputs, templates and content folders."""
+    theme = Theme.from_folders(config.templates, config.content)
+    paths = [s.path for s in config.result_sets] + theme.templates + theme.content
+    if config.path is not None:
+        paths.append(config.path)
+    return paths
+
+
+def snapshot(paths: list[Path]) -> Snapshot:
+    state: Snapshot = {}
+    for path in paths:
+        files = [path] if not path.is_dir() else sorted(p for p in path.rglob("*") if p.is_file())
+        for file in files:
+            try:
+                info = file.stat()
+            except OSError:
+                continue  # deleted between listing and reading: the next poll sees it
+            state[str(file)] = (info.st_mtime_ns, info.st_size)
+    return state
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class PreviewServer:
+    """Serves config.output and rebuilds it when what it was built from changes."""
+
+    def __init__(self, load: Callable[[], Config], port: int, log: TextIO) -> None:
+        self.load = load
+        self.log = log
+        self.config = load()
+        self._build()
+        handler = functools.partial(_QuietHandler, directory=str(self.config.output))
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.state = snapshot(watched_paths(self.config))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}/"
+
+    def _build(self) -> None:
+        result = build(self.config, progress=Progress(self.log))
+        print(f"built {result.pages} pages in {result.seconds:.1f} s", file=self.log)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def check_once(self) -> bool:
+        """Rebuild if anything changed since the last look; True when a rebuild ran."""
+        try:
+            paths = watched_paths(self.config)
+        except UserError:
+            paths = []
+        state = snapshot(paths)
+        if state == self.state:
+            return False
+        self.state = state
+        print("change detected, rebuilding", file=self.log)
+        try:
+            self.config = self.load()
+            self._build()
+            self.state = snapshot(watched_paths(self.config))
+        except UserError as error:
+            # Keep serving the last good site; the user fixes the input and saves again.
+            for line in error.problems:
+                print(f"reportgen: error: {line}", file=self.log)
+        return True
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def serve(load: Callable[[], Config], port: int, log: TextIO, interval: float = 0.5) -> None:
+    preview = PreviewServer(load, port, log)
+    preview.start()
+    print(f"serving {preview.config.output} at {preview.url} (Ctrl-C to stop)", file=log)
+    try:
+        while True:
+            time.sleep(interval)
+            preview.check_once()
+    finally:
+        preview.stop()

@@ -1,0 +1,225 @@
+"""Publishing: badges, model-card snippets, sitemap, `reportgen check`, `reportgen serve`."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import time
+import urllib.request
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reportgen.cli import main
+from reportgen.config import load_config
+from reportgen.publish import badge_colour
+from reportgen.serve import PreviewServer
+
+from .conftest import ROOT, build_example
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(argv, out=out), out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_example(
+        tmp_path_factory.mktemp("pub") / "site", base_url="https://acme.github.io/evals/"
+    )
+
+
+def test_badge_json_follows_shields_endpoint_schema(published: Path) -> None:
+    report = json.loads((published / "report.json").read_text())
+    for rs in report["result_sets"]:
+        badge = json.loads((published / f"badges/{rs['id']}.json").read_text())
+        assert set(badge) == {"schemaVersion", "label", "message", "color"}
+        assert badge["schemaVersion"] == 1 and badge["label"] == rs["name"]
+        p = rs["reliability_at_k"]["plugin"]
+        assert (
+            badge["message"]
+            == f"reliability@3 {p['estimate']:.2f} [{p['low']:.2f}, {p['high']:.2f}]"
+        )
+        assert badge["color"] == badge_colour(p["estimate"])
+
+
+@pytest.mark.parametrize(
+    ("value", "colour"),
+    [
+        (0.95, "brightgreen"),
+        (0.9, "brightgreen"),
+        (0.8, "green"),
+        (0.6, "yellow"),
+        (0.3, "orange"),
+        (0.1, "red"),
+        (None, "lightgrey"),
+    ],
+)
+def test_badge_colour_by_value(value: float | None, colour: str) -> None:
+    assert badge_colour(value) == colour
+
+
+def test_badge_svg_is_well_formed_and_labelled(published: Path) -> None:
+    for svg in sorted((published / "badges").glob("*.svg")):
+        root = ET.fromstring(svg.read_text())
+        assert root.get("role") == "img" and "reliability@3" in (root.get("aria-label") or "")
+        texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+        assert any(t and t.startswith("reliability@3 ") for t in texts)
+        assert int(root.get("width") or 0) > 100
+
+
+def test_snippets_on_page_and_in_file_use_absolute_urls(published: Path) -> None:
+    report = json.loads((published / "report.json").read_text())
+    rs = report["result_sets"][0]
+    page = (published / rs["page"]).read_text()
+    snippet_file = (published / f"badges/{rs['id']}.md").read_text()
+    badge_url = f"https://acme.github.io/evals/badges/{rs['id']}.svg"
+    page_url = f"https://acme.github.io/evals/{rs['page']}"
+    markdown = f"[![reliability@3: {rs['name']}]({badge_url})]({page_url})"
+    assert markdown in snippet_file
+    assert badge_url in page and "model-index" in page
+    hf = yaml.safe_load(snippet_file.split("```yaml\n")[1].split("```")[0])
+    result = hf["model-index"][0]["results"][0]
+    assert hf["model-index"][0]["name"] == rs["model"]
+    assert result["metrics"][0]["type"] == "reliability@3"
+    assert result["metrics"][0]["value"] == round(rs["reliability_at_k"]["plugin"]["estimate"], 4)
+    assert result["source"]["url"] == page_url
+
+
+def test_sitemap_and_canonical_links_only_with_base_url(
+    published: Path, example_site: Path
+) -> None:
+    assert not (example_site / "sitemap.xml").exists()
+    assert 'rel="canonical"' not in (example_site / "index.html").read_text()
+    root = ET.fromstring((published / "sitemap.xml").read_text())
+    locs = [e.text for e in root.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    pages = sorted(p.relative_to(published).as_posix() for p in published.rglob("*.html"))
+    pages.remove("404.html")
+    assert locs == sorted(f"https://acme.github.io/evals/{p}" for p in pages)
+    assert (
+        '<link rel="canonical" href="https://acme.github.io/evals/methodology.html">'
+        in (published / "methodology.html").read_text()
+    )
+
+
+# ------------------------------------------------------------ check
+
+
+def test_check_passes_and_fails_on_minimum(
+    example_site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out = run(["check", str(example_site), "--min-reliability", "0.2"])
+    assert status == 0 and out.count("ok ") == 3
+    status, out = run(["check", str(example_site / "report.json"), "--min-reliability", "0.5"])
+    assert status == 1
+    failing = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert len(failing) == 2
+    assert any("agent-alpha" in line and "0.456 is below 0.500" in line for line in failing)
+    assert "2 result set(s) failed" in capsys.readouterr().err
+
+
+def test_check_against_baseline(example_site: Path, tmp_path: Path) -> None:
+    baseline = json.loads((example_site / "report.json").read_text())
+    baseline["result_sets"][1]["reliability_at_k"]["plugin"]["estimate"] += 0.1
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(baseline))
+    status, out = run(["check", str(example_site), "--baseline", str(old), "--max-drop", "0.05"])
+    assert status == 1
+    assert "agent-beta" in out and "dropped by 0.100" in out
+    status, _ = run(["check", str(example_site), "--baseline", str(old), "--max-drop", "0.2"])
+    assert status == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--min-reliability", "2"], "--min-reliability: must lie between 0 and 1"),
+        ([], "give --min-reliability"),
+        (["--max-drop", "0.1"], "--baseline and --max-drop go together"),
+    ],
+)
+def test_check_usage_errors(
+    example_site: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["check", str(example_site), *argv])[0] == 2
+    assert message in capsys.readouterr().err
+
+
+def test_check_refuses_a_file_that_is_not_a_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bogus = tmp_path / "report.json"
+    bogus.write_text("{not json")
+    assert run(["check", str(bogus), "--min-reliability", "0.5"])[0] == 2
+    assert "not a report.json" in capsys.readouterr().err
+    assert run(["check", str(tmp_path / "missing"), "--min-reliability", "0.5"])[0] == 2
+
+
+# ------------------------------------------------------------ serve
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode("utf-8")
+
+
+def test_serve_builds_serves_and_rebuilds_on_change(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "example", project)
+    config_path = project / "reportgen.yaml"
+    config_path.write_text(config_path.read_text().replace("output: ../site", "output: site"))
+    log = io.StringIO()
+    preview = PreviewServer(lambda: load_config(config_path), 0, log)
+    preview.start()
+    try:
+        assert preview.url.startswith("http://127.0.0.1:")
+        assert "Support-desk agents" in _get(preview.url + "index.html")
+        assert preview.check_once() is False  # nothing changed
+        time.sleep(0.01)
+        config_path.write_text(
+            config_path.read_text().replace("Support-desk agents", "Helpdesk bots")
+        )
+        assert preview.check_once() is True
+        assert "Helpdesk bots" in _get(preview.url + "index.html")
+        # A broken input keeps the last good site up and says why.
+        results = project / "results" / "agent-beta.jsonl"
+        results.write_text(results.read_text() + '{"task": "x", "passed": "maybe"}\n')
+        assert preview.check_once() is True
+        assert "agent-beta.jsonl:" in log.getvalue() and "Helpdesk bots" in _get(preview.url)
+    finally:
+        preview.stop()
+
+
+def test_serve_rejects_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["serve", "--port", "70000"])[0] == 2
+    assert "--port" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ workflow and README
+
+
+def test_workflow_example_uses_the_pages_actions() -> None:
+    workflow = yaml.safe_load((ROOT / "example" / "github-workflow.yml").read_text())
+    steps = [s.get("uses", "") for job in workflow["jobs"].values() for s in job["steps"]]
+    for action in (
+        "actions/configure-pages",
+        "actions/upload-pages-artifact",
+        "actions/deploy-pages",
+    ):
+        assert any(u.startswith(action + "@") for u in steps), action
+    runs = " ".join(s.get("run", "") for job in workflow["jobs"].values() for s in job["steps"])
+    assert "reportgen build" in runs and "--base-url" in runs and "reportgen check" in runs
+    assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+
+
+def test_readme_shows_setup_serve_publish_badge_and_check() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert (
+        readme.index("make site") < readme.index("make test") < readme.index("reportgen estimate")
+    )
+    for heading in ("## Publish to GitHub Pages", "reportgen serve", "badges/", "reportgen check"):
+        assert heading in readme, heading
