@@ -323,3 +323,58 @@ def estimate_suite(
         unbiased=mean_with_t_interval(tasks.unbiased, tasks.confidence),
         warnings=tuple(warnings),
     )
+
+
+# ---------------------------------------------------------------- curves over k
+
+#: Curves stop here even when every task has more runs: beyond a few hundred the
+#: points add nothing a reader can see, and each costs a pass over all tasks.
+MAX_CURVE_K = 200
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """reliability@k (plug-in and unbiased) and mean pass@k at one k."""
+
+    k: int
+    plugin: SuiteInterval
+    unbiased: SuiteInterval
+    pass_at_k: SuiteInterval
+
+
+def curve_over_k(
+    successes: npt.ArrayLike,
+    runs: npt.ArrayLike,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_k: int = MAX_CURVE_K,
+) -> list[CurvePoint]:
+    """The suite estimates for k = 1 ... min(min n, max_k), in one sweep.
+
+    Each step multiplies the previous ratio by one more factor, (c - k + 1)/(n - k + 1)
+    for pass^k and (n - c - k + 1)/(n - k + 1) for pass@k's complement, so the
+    whole curve costs O(tasks x k) rather than a fresh product at every k.
+    """
+    c = np.asarray(successes, dtype=np.int64)
+    n = np.asarray(runs, dtype=np.int64)
+    validate(c, n, 1, confidence)
+    if c.size == 0:
+        return []
+    last = int(min(int(n.min()), max_k))
+    p, q = c / n, (n - c) / n
+    c_f, n_f, fail_f = c.astype(np.float64), n.astype(np.float64), (n - c).astype(np.float64)
+    all_pass = np.ones(c.shape)
+    all_fail = np.ones(c.shape)
+    points = []
+    for k in range(1, last + 1):
+        step = k - 1
+        all_pass *= np.maximum(c_f - step, 0.0) / (n_f - step)
+        all_fail *= np.maximum(fail_f - step, 0.0) / (n_f - step)
+        points.append(
+            CurvePoint(
+                k=k,
+                plugin=mean_with_t_interval(_power(p, q, k), confidence),
+                unbiased=mean_with_t_interval(all_pass, confidence),
+                pass_at_k=mean_with_t_interval(1.0 - all_fail, confidence),
+            )
+        )
+    return points

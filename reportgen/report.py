@@ -14,17 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .estimate import SuiteEstimates, SuiteInterval, estimate_suite, mean_with_t_interval
+from .estimate import CurvePoint, SuiteEstimates, curve_over_k, estimate_suite
 from .load import ResultSet, TaskCounts
 from .serialize import Json, interval_json, number, reliability_json, task_json
-
-
-@dataclass(frozen=True)
-class CurvePoint:
-    k: int
-    plugin: SuiteInterval
-    unbiased: SuiteInterval
-    pass_at_k: SuiteInterval
 
 
 @dataclass
@@ -115,22 +107,6 @@ def unique_slugs(names: list[str], prefix: str, strict: bool = True) -> list[str
 
 
 # ---------------------------------------------------------------- building the model
-
-
-def curve_over_k(successes: np.ndarray, runs: np.ndarray, confidence: float) -> list[CurvePoint]:
-    """reliability@k (plug-in, unbiased) and mean pass@k for k = 1 ... min n."""
-    points = []
-    for k in range(1, int(runs.min()) + 1):
-        suite = estimate_suite(successes, runs, k, confidence)
-        points.append(
-            CurvePoint(
-                k=k,
-                plugin=suite.plugin,
-                unbiased=suite.unbiased,
-                pass_at_k=mean_with_t_interval(suite.tasks.pass_at_k, confidence),
-            )
-        )
-    return points
 
 
 def build_report(

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from reportgen.estimate import (
     EstimateError,
+    curve_over_k,
     estimate_suite,
     estimate_tasks,
     mean_with_t_interval,
@@ -375,3 +376,20 @@ def test_suite_mean_and_sd_match_exact_arithmetic(pairs: list[tuple[int, int]], 
         variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
         assert p.estimate == pytest.approx(float(mean), abs=TOL)
         assert p.sd == pytest.approx(math.sqrt(float(variance)), abs=TOL)
+
+
+# ------------------------------------------------------------ curves over k
+
+
+@given(st.lists(counts, min_size=1, max_size=25))
+@settings(max_examples=100, deadline=None)
+def test_curve_agrees_with_suite_estimates_at_every_k(pairs: list[tuple[int, int]]) -> None:
+    cs, ns = [c for c, _ in pairs], [n for _, n in pairs]
+    points = curve_over_k(cs, ns, max_k=30)
+    assert [p.k for p in points] == list(range(1, min(min(ns), 30) + 1))
+    for point in points:
+        suite = estimate_suite(cs, ns, point.k)
+        assert point.plugin == suite.plugin
+        assert point.unbiased.estimate == pytest.approx(suite.unbiased.estimate, abs=TOL)
+        mean_at_k = float(np.mean(suite.tasks.pass_at_k))
+        assert point.pass_at_k.estimate == pytest.approx(mean_at_k, abs=TOL)

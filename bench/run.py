@@ -1,0 +1,277 @@
+"""`make bench`: how reportgen's build scales, against baselines measured in the same run.
+
+For each size (tasks x runs per model, two models, so comparison pages are built
+too) it generates seeded JSONL, then measures:
+
+* each stage of the build (load, estimate, charts, render, write) in-process;
+* the whole `reportgen build` as a subprocess: wall time (median of --repeat
+  runs) and peak memory (max RSS);
+* a rebuild of an unchanged project and one after a template-only change;
+* baseline (a), the floor: a bare loop of json.loads over the same lines;
+* baseline (b): a straightforward per-task implementation (dictionary
+  counting, math.comb, scipy's binomtest(c, n).proportion_ci(method="wilson")).
+
+Ratios, not seconds, are the results: machines differ, a ratio in one run does
+not. Writes bench/RESULTS.md and bench/scaling.svg and prints the table.
+Timings here are never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.synth import write_jsonl  # noqa: E402
+from reportgen.chart import make_charts  # noqa: E402
+from reportgen.load import Source, load_sources  # noqa: E402
+from reportgen.render import SiteOptions, Theme, render_site  # noqa: E402
+from reportgen.report import build_report  # noqa: E402
+from reportgen.write import write_site  # noqa: E402
+
+SIZES = {"small": (100, 10), "medium": (1_000, 50), "large": (10_000, 100)}
+
+
+@dataclass
+class Row:
+    name: str
+    tasks: int
+    runs: int
+    lines: int
+    stages: dict[str, float] = field(default_factory=dict)
+    build: float = 0.0
+    peak_mb: float = 0.0
+    rebuild_unchanged: float = 0.0
+    rebuild_template: float = 0.0
+    floor: float = 0.0
+    per_task_count: float = 0.0
+    per_task: float = 0.0
+    site_mb: float = 0.0
+    task_pages: int = 0
+    task_page_kb: float = 0.0
+
+
+def timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def floor_json_loads(path: Path) -> float:
+    def loop() -> None:
+        with path.open("rb") as handle:
+            for line in handle:
+                json.loads(line)
+
+    return timed(loop)
+
+
+def per_task_baseline(path: Path, k: int = 3) -> float:
+    """The obvious implementation: count in dicts, then one scipy call per task."""
+    import math as m
+
+    from scipy.stats import binomtest
+
+    def run() -> None:
+        counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+        with path.open("rb") as handle:
+            for line in handle:
+                record = json.loads(line)
+                if record["passed"] is None:
+                    continue
+                entry = counts[(record["suite"], record["model"], record["task"])]
+                entry[0] += bool(record["passed"])
+                entry[1] += 1
+        for c, n in counts.values():
+            ci = binomtest(c, n).proportion_ci(confidence_level=0.95, method="wilson")
+            _ = ((c / n) ** k, ci.low**k, ci.high**k)
+            if k <= n:
+                _ = (m.comb(c, k) / m.comb(n, k), 1 - m.comb(n - c, k) / m.comb(n, k))
+
+    return timed(run)
+
+
+class Stopwatch:
+    """Collects named durations: `with watch("load"): ...`."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+        self._name = ""
+        self._start = 0.0
+
+    def __call__(self, name: str) -> Stopwatch:
+        self._name = name
+        return self
+
+    def __enter__(self) -> None:
+        gc.collect()
+        self._start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.times[self._name] = time.perf_counter() - self._start
+
+
+def stage_times(path: Path, out: Path) -> dict[str, float]:
+    """Each stage of the pipeline on its own, as build() calls them."""
+    watch = Stopwatch()
+    with watch("load"):
+        loaded = load_sources([Source(path)])
+    with watch("estimate"):
+        report = build_report(loaded.result_sets, "bench", "", 3, 0.95)
+    with watch("charts"):
+        charts = make_charts(report)
+    theme = Theme.from_folders(None, None)
+    with watch("render"):
+        for _ in render_site(report, charts, theme, SiteOptions()):
+            pass
+    with watch("render+write"):
+        write_site(out, render_site(report, charts, theme, SiteOptions()), force=True)
+    times = watch.times
+    times["write"] = max(times.pop("render+write") - times["render"], 0.0)
+    return times
+
+
+def cli_build(path: Path, out: Path, extra: list[str] | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one `reportgen build` subprocess."""
+    command = [sys.executable, "-m", "reportgen", "build", str(path), "-o", str(out), "--force"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command + (extra or []), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"build failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def measure(name: str, tasks: int, runs: int, repeat: int, work: Path) -> Row:
+    path = work / f"{name}.jsonl"
+    lines = write_jsonl(path, tasks, runs)
+    row = Row(name, tasks, runs, lines)
+    row.floor = statistics.median(floor_json_loads(path) for _ in range(repeat))
+    row.per_task_count, row.per_task = per_task_baseline(path)
+    row.stages = stage_times(path, work / f"{name}-stages")
+    out = work / f"{name}-site"
+    results = [cli_build(path, out) for _ in range(repeat)]
+    row.build = statistics.median(r[0] for r in results)
+    row.peak_mb = max(r[1] for r in results)
+    row.rebuild_unchanged = cli_build(path, out)[0]
+    templates = work / f"{name}-theme"
+    templates.mkdir(exist_ok=True)
+    (templates / "404.html").write_text("changed {{ site.title }}")
+    row.rebuild_template = cli_build(path, out, ["--templates", str(templates)])[0]
+    files = [p for p in out.rglob("*") if p.is_file()]
+    row.site_mb = sum(p.stat().st_size for p in files) / 1e6
+    task_pages = [p for p in files if p.parent.name == "tasks" and p.suffix == ".html"]
+    row.task_pages = len(task_pages)
+    row.task_page_kb = sum(p.stat().st_size for p in task_pages) / max(len(task_pages), 1) / 1e3
+    for folder in (out, work / f"{name}-stages"):
+        shutil.rmtree(folder, ignore_errors=True)
+    path.unlink()
+    return row
+
+
+def table(rows: list[Row]) -> str:
+    head = (
+        "| size | runs | floor: json.loads | load | estimate | charts | render | write | "
+        "build (median) | build / floor | per-task baseline: count, estimate | estimate speed-up | "
+        "peak MB | site MB | KB per task page | rebuild unchanged | rebuild after template edit |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    body = ""
+    for r in rows:
+        s = r.stages
+        body += (
+            f"| {r.name} ({r.tasks:,} tasks x {r.runs} runs x 2 models) | {r.lines:,} | "
+            f"{r.floor:.2f} s | {s['load']:.2f} s | {s['estimate']:.3f} s | {s['charts']:.2f} s | "
+            f"{s['render']:.2f} s | {s['write']:.2f} s | {r.build:.2f} s | "
+            f"**{r.build / r.floor:.2f}x** | {r.per_task_count:.2f} s, {r.per_task:.2f} s | "
+            f"**{r.per_task / max(s['estimate'], 1e-9):.0f}x** | {r.peak_mb:.0f} | "
+            f"{r.site_mb:.1f} | {r.task_page_kb:.1f} | {r.rebuild_unchanged:.2f} s | "
+            f"{r.rebuild_template:.2f} s |\n"
+        )
+    return head + body
+
+
+def scaling_chart(rows: list[Row], path: Path) -> None:
+    import altair as alt
+    import vl_convert
+
+    data = [
+        {"runs": r.lines, "seconds": value, "what": what}
+        for r in rows
+        for what, value in (("reportgen build", r.build), ("json.loads floor", r.floor))
+    ]
+    chart = (
+        alt.Chart(alt.Data(values=data))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("runs:Q", scale=alt.Scale(type="log"), title="run records (log)"),
+            y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="seconds (log)"),
+            color=alt.Color("what:N", title=None),
+        )
+        .properties(title="Build time against input size", width=420, height=260)
+    )
+    path.write_text(vl_convert.vegalite_to_svg(chart.to_dict()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="reportgen-bench-") as tmp:
+        for name in args.sizes:
+            tasks, runs = SIZES[name]
+            print(f"measuring {name}: {tasks:,} tasks x {runs} runs x 2 models ...", flush=True)
+            rows.append(measure(name, tasks, runs, args.repeat, Path(tmp)))
+    text = table(rows)
+    largest = rows[-1]
+    slope = ""
+    if len(rows) > 1:
+        x = np.log([r.lines for r in rows])
+        y = np.log([r.build for r in rows])
+        fitted = np.polyfit(x, y, 1)[0]
+        slope = f"\nlog-log slope of build time against runs: {fitted:.2f} (1.00 is linear)\n"
+    notes = (
+        f"\nTargets on the largest input: build / floor <= 3 (measured "
+        f"{largest.build / largest.floor:.2f}); estimate speed-up >= 100 (measured "
+        f"{largest.per_task / max(largest.stages['estimate'], 1e-9):.0f}); peak memory < 400 MB "
+        f"(measured {largest.peak_mb:.0f}); <= 20 KB per task page (measured "
+        f"{largest.task_page_kb:.1f}); site <= 250 MB (measured {largest.site_mb:.1f}).\n"
+    )
+    print(text + slope + notes)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "RESULTS.md").write_text(
+        "# Benchmark results\n\nMade by `make bench` (bench/run.py); ratios are measured in one "
+        f"run on one machine ({os.cpu_count()} cores).\n\n"
+        + text
+        + slope
+        + notes
+        + "\n![build time against input size](scaling.svg)\n"
+    )
+    scaling_chart(rows, args.out / "scaling.svg")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Seeded synthetic eval results for the benchmarks: JSONL, one run per line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def write_jsonl(path: Path, tasks: int, runs: int, models: int = 2, seed: int = 7) -> int:
+    """Write tasks x runs records per model; returns the number of lines."""
+    rng = np.random.default_rng(seed)
+    lines = 0
+    with path.open("w", encoding="utf-8") as out:
+        for m in range(models):
+            model = f"model-{chr(ord('a') + m)}"
+            rates = rng.beta(1.2, 0.8, size=tasks)
+            passed = rng.random((tasks, runs)) < rates[:, None]
+            excluded = rng.random((tasks, runs)) < 0.005
+            for t in range(tasks):
+                task = f"task-{t:05d}"
+                row = passed[t]
+                gone = excluded[t]
+                for r in range(runs):
+                    outcome = None if gone[r] else bool(row[r])
+                    out.write(
+                        json.dumps(
+                            {
+                                "suite": "synthetic",
+                                "model": model,
+                                "task": task,
+                                "run": r + 1,
+                                "passed": outcome,
+                            }
+                        )
+                        + "\n"
+                    )
+                    lines += 1
+    return lines
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(write_jsonl(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))
