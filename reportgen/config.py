@@ -89,6 +89,9 @@ def load_config(path: Path) -> Config:
     problems = Problems()
     config = Config(path=path)
     base = path.parent
+    # The default output folder, like every path in the file, is beside the config,
+    # not in whatever folder the command happens to be run from.
+    config.output = Path(os.path.normpath(base / config.output))
     for key, value in doc.items():
         where = f"{name}: {key}"
         if key not in _TOP_KEYS:

@@ -119,7 +119,9 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
                 problems.add(f"{path}: no samples/ members: the log holds no runs")
                 return
             for name in names:
-                if problems.full:
+                # `truncated`, not `full`: stop after the first problem past the limit, so
+                # the report says it stopped (see load.read_jsonl).
+                if problems.truncated:
                     return
                 sample = _member_json(archive, members[name], path, problems)
                 if sample is not None:
@@ -161,7 +163,8 @@ def _choose_scorer(
         return wanted
     if len(names) > 1:
         problems.add(
-            f"{path}: the log has several scorers ({', '.join(names)}); choose one with scorer:"
+            f"{path}: the log has several scorers ({', '.join(names)}); "
+            "choose one with scorer: (or --scorer)"
         )
         return None
     return names[0]

@@ -162,12 +162,15 @@ class Tally:
         suite: str | None = None,
         model: str | None = None,
         category: str | None = None,
+        excluded: int = 0,
     ) -> None:
         """A task given as counts only (the YAML suite file): run order is unknown."""
         tally = self._tasks(suite, model)[task] = _TaskTally()
         tally.category = category
-        # Counts without order: passes first, then failures.
-        tally.outcomes.extend([_PASS] * successes + [_FAIL] * (runs - successes))
+        # Counts without order: passes first, then failures, then excluded runs.
+        tally.outcomes.extend(
+            [_PASS] * successes + [_FAIL] * (runs - successes) + [_EXCLUDED] * excluded
+        )
 
     def result_sets(
         self, format_name: str, suite: str | None, model: str | None
@@ -295,6 +298,11 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     problems = tally.problems
     name = source.path
     for number, line in _jsonl_lines(source.path):
+        # Stop once a problem beyond MAX_PROBLEMS was seen (Problems then adds the
+        # "stopped after" line); checking `full` instead returned silently, so the
+        # user was not told that more problems might follow.
+        if problems.truncated:
+            return
         where = f"{name}:{number}"
         if isinstance(line, str):
             problems.add(f"{where}: {line}")
@@ -309,14 +317,13 @@ def read_jsonl(source: Source, tally: Tally) -> None:
             hint = " (the last line looks cut short)" if truncated else ""
             problems.add(f"{where}: not valid JSON: {_json_reason(error)}{hint}")
             continue
-        if problems.full:
-            return
         _canonical_record(where, record, tally)
 
 
 def _json_reason(error: ValueError) -> str:
     if isinstance(error, json.JSONDecodeError):
-        return f"{error.msg} at column {error.colno}"
+        # In brackets: some messages end in "at" ("Unterminated string starting at").
+        return f"{error.msg} (column {error.colno})"
     return str(error)
 
 
@@ -411,7 +418,10 @@ def read_yaml(source: Source, tally: Tally) -> None:
     if not isinstance(tasks, list) or not tasks:
         problems.add(f"{path}: tasks: expected a non-empty list of tasks")
         return
-    suite, model = doc.get("suite"), doc.get("model")
+    # A bad suite or model (already reported) must not reach the tally: a list there
+    # crashed with "unhashable type" instead of going on to check the tasks.
+    suite = doc.get("suite") if _optional_text(doc.get("suite")) else None
+    model = doc.get("model") if _optional_text(doc.get("model")) else None
     seen: dict[str, int] = {}
     for i, item in enumerate(tasks):
         task = task_id_of(item.get("id")) if isinstance(item, dict) else None
@@ -444,6 +454,11 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
         if "successes" in item or "runs" in item:
             problems.add(f"{where}: give either outcomes or successes and runs, not both")
             return
+        if "excluded" in item:
+            # With outcomes, an excluded run is a null entry; a count beside them would be
+            # a second, possibly contradicting, statement of the same thing.
+            problems.add(f"{where}.excluded: with outcomes, give excluded runs as null entries")
+            return
         outcomes = item["outcomes"]
         if not isinstance(outcomes, list) or not outcomes:
             problems.add(f"{where}.outcomes: expected a non-empty list of true/false/null")
@@ -465,14 +480,31 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
             problems.add(f"{where}.{key}: expected a whole number, got {_describe(item.get(key))}")
             return
     assert successes is not None and runs is not None
+    # `excluded` (runs that could not be evaluated, not part of runs) was accepted as a key
+    # but silently dropped; it is now checked and counted like a null run in JSONL.
+    excluded = _count(item.get("excluded", 0))
     if runs < 1:
         problems.add(f"{where}.runs: must be at least 1, got {runs}")
     elif successes < 0:
         problems.add(f"{where}.successes: must not be negative, got {successes}")
     elif successes > runs:
         problems.add(f"{where}.successes: {successes} is more than runs ({runs})")
+    elif excluded is None or excluded < 0:
+        problems.add(
+            f"{where}.excluded: expected a whole number of at least 0, "
+            f"got {_describe(item.get('excluded'))}"
+        )
     else:
-        tally.add_counts(where, task, successes, runs, suite=suite, model=model, category=category)
+        tally.add_counts(
+            where,
+            task,
+            successes,
+            runs,
+            suite=suite,
+            model=model,
+            category=category,
+            excluded=excluded,
+        )
 
 
 def _did_you_mean(key: str, known: set[str] | tuple[str, ...]) -> str:
@@ -488,6 +520,29 @@ did_you_mean = _did_you_mean
 # ---------------------------------------------------------------- τ-bench and τ²-bench
 
 
+class _NonFinite:
+    """Stands in for a NaN or Infinity while a document is parsed, so it can be located."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _non_finite_paths(doc: Any) -> Iterator[tuple[str, str]]:
+    """(key path, constant) for each _NonFinite in doc, in document order."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _NonFinite):
+            yield where or "(top level)", value.name
+        elif isinstance(value, dict):
+            prefix = f"{where}." if where else ""
+            stack.extend((f"{prefix}{key}", item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+
+
 def load_json_document(path: Path, problems: Problems) -> Any:
     try:
         raw = path.read_bytes()
@@ -496,12 +551,27 @@ def load_json_document(path: Path, problems: Problems) -> Any:
         return None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    # NaN and Infinity are refused as in json_loads, but parsed first into markers so each
+    # problem names its key path (e.g. "[3].reward") instead of only the file.
+    constants: list[str] = []
+
+    def constant(name: str) -> _NonFinite:
+        constants.append(name)
+        return _NonFinite(name)
+
     try:
-        return json_loads(raw)
+        doc = json.loads(raw, parse_constant=constant)
+        if not constants:
+            return doc
+        for where, name in _non_finite_paths(doc):
+            if problems.truncated:
+                break
+            problems.add(f"{path}: {where}: {name} is not valid JSON; expected a number")
+        return None
     except UnicodeDecodeError:
         problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
     except json.JSONDecodeError as error:
-        problems.add(f"{path}:{error.lineno}: not valid JSON: {error.msg} at column {error.colno}")
+        problems.add(f"{path}:{error.lineno}: not valid JSON: {_json_reason(error)}")
     except ValueError as error:
         problems.add(f"{path}: not valid JSON: {error}")
     return None
@@ -529,7 +599,7 @@ def read_tau_bench(source: Source, tally: Tally, doc: Any = None) -> None:
         return
     for i, record in enumerate(doc):
         where = f"{path}: [{i}]"
-        if problems.full:
+        if problems.truncated:  # not `full`: see read_jsonl
             return
         if not isinstance(record, dict):
             problems.add(f"{where}: expected an object with task_id, trial and reward")
@@ -579,7 +649,7 @@ def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
     suite = _tau2_domain(doc)
     for i, sim in enumerate(sims):
         where = f"{path}: {key}[{i}]"
-        if problems.full:
+        if problems.truncated:  # not `full`: see read_jsonl
             return
         if not isinstance(sim, dict):
             problems.add(f"{where}: expected an object")
@@ -689,8 +759,10 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
     if name is None:
         name = detect_format(path)
         if name is None:
+            # Name both ways to set it: the config key and the command-line flag.
             problems.add(
-                f"{path}: cannot tell the format; set format: to one of {', '.join(FORMATS)}"
+                f"{path}: cannot tell the format; set format: (or --input-format) "
+                f"to one of {', '.join(FORMATS)}"
             )
             return None, []
     elif name not in FORMATS:
