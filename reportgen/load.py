@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from .errors import Problems, UserError
@@ -36,19 +37,31 @@ REWARD_TOLERANCE = 1e-6
 # ---------------------------------------------------------------- the model
 
 
+#: Run outcome codes, one byte per run: compact enough for millions of runs.
+PASS, FAIL, EXCLUDED = 1, 0, 2
+
+
 @dataclass
 class TaskCounts:
-    """One task of one result set: its runs, in run order."""
+    """One task of one result set: its counts, and its runs in run order when known."""
 
     id: str
     successes: int = 0
     runs: int = 0
     excluded: int = 0
     category: str | None = None
-    #: One entry per recorded run: True, False, or None for an excluded run.
-    outcomes: list[bool | None] = field(default_factory=list)
-    #: Transcript links by position in `outcomes`, when runs carry a url.
+    #: One byte per recorded run (PASS, FAIL or EXCLUDED) in run order; None when
+    #: the task was given as counts only, so no run order exists.
+    codes: bytes | None = None
+    #: Transcript links by position in the run order, when runs carry a url.
     urls: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def outcomes(self) -> list[bool | None] | None:
+        """The runs as True (passed), False (failed) or None (not evaluated)."""
+        if self.codes is None:
+            return None
+        return [None if code == EXCLUDED else code == PASS for code in self.codes]
 
 
 @dataclass
@@ -92,25 +105,34 @@ class Source:
 
 
 class _TaskTally:
-    __slots__ = ("category", "outcomes", "run_ids", "urls")
+    __slots__ = ("category", "codes", "counts_only", "positions", "run_ids", "urls")
 
     def __init__(self) -> None:
-        self.outcomes: bytearray = bytearray()  # 1 pass, 0 fail, 2 excluded: compact
-        self.run_ids: dict[Any, int] | None = None
+        self.codes = bytearray()
+        #: Run ids and where each run was read (line or record), only when runs
+        #: carry ids: duplicates are found by sorting once at the end.
+        self.run_ids: list[Any] | None = None
+        self.positions: list[int | str] | None = None
         self.urls: dict[int, str] = {}
         self.category: str | None = None
-
-
-_PASS, _FAIL, _EXCLUDED = 1, 0, 2
+        self.counts_only: tuple[int, int, int] | None = None
 
 
 class Tally:
-    """Groups runs by (suite, model, task) for one source file, checking as it goes."""
+    """Groups runs by (suite, model, task) for one source file, checking as it goes.
+
+    A run's position is where it was read: a line number (turned into "file:line"
+    by `locate`) or a ready-made location string such as a key path.
+    """
 
     def __init__(self, source: Source, problems: Problems) -> None:
         self.source = source
         self.problems = problems
         self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
+        self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
+
+    def where(self, position: int | str) -> str:
+        return position if isinstance(position, str) else self.locate(position)
 
     def _tasks(self, suite: str | None, model: str | None) -> dict[str, _TaskTally]:
         # The config's suite and model win over the file's; the file name is the last resort.
@@ -118,14 +140,16 @@ class Tally:
             self.source.suite or suite or self.source.path.stem,
             self.source.model or model or "",
         )
-        return self.groups.setdefault(key, {})
+        tasks = self.groups.get(key)
+        if tasks is None:
+            tasks = self.groups[key] = {}
+        return tasks
 
     def add_run(
         self,
-        where: str,
+        position: int | str,
         task: str,
         passed: bool | None,
-        *,
         suite: str | None = None,
         model: str | None = None,
         run: Any = None,
@@ -138,19 +162,15 @@ class Tally:
             tally = tasks[task] = _TaskTally()
         if run is not None:
             if tally.run_ids is None:
-                tally.run_ids = {}
-            if run in tally.run_ids:
-                self.problems.add(
-                    f"{where}: run {run!r} of task {task!r} appears twice "
-                    f"(first at position {tally.run_ids[run] + 1})"
-                )
-                return
-            tally.run_ids[run] = len(tally.outcomes)
+                tally.run_ids, tally.positions = [], []
+            assert tally.positions is not None
+            tally.run_ids.append(run)
+            tally.positions.append(position)
         if category is not None:
             tally.category = category
         if url is not None:
-            tally.urls[len(tally.outcomes)] = url
-        tally.outcomes.append(_EXCLUDED if passed is None else _PASS if passed else _FAIL)
+            tally.urls[len(tally.codes)] = url
+        tally.codes.append(EXCLUDED if passed is None else PASS if passed else FAIL)
 
     def add_counts(
         self,
@@ -164,13 +184,10 @@ class Tally:
         category: str | None = None,
         excluded: int = 0,
     ) -> None:
-        """A task given as counts only (the YAML suite file): run order is unknown."""
+        """A task given as counts only (the YAML suite file): no runs, no run order."""
         tally = self._tasks(suite, model)[task] = _TaskTally()
         tally.category = category
-        # Counts without order: passes first, then failures, then excluded runs.
-        tally.outcomes.extend(
-            [_PASS] * successes + [_FAIL] * (runs - successes) + [_EXCLUDED] * excluded
-        )
+        tally.counts_only = (successes, runs, excluded)
 
     def result_sets(
         self, format_name: str, suite: str | None, model: str | None
@@ -179,7 +196,7 @@ class Tally:
         for (suite_name, model_name), tasks in self.groups.items():
             suite_name = suite or suite_name
             model_name = model or model_name
-            counted = [_counts(task_id, tally) for task_id, tally in tasks.items()]
+            counted = [self._counts(task_id, tally) for task_id, tally in tasks.items()]
             sets.append(
                 ResultSet(
                     suite=suite_name,
@@ -192,29 +209,38 @@ class Tally:
             )
         return sets
 
-
-def _counts(task_id: str, tally: _TaskTally) -> TaskCounts:
-    outcomes = tally.outcomes
-    if tally.run_ids is not None and len(tally.run_ids) == len(outcomes):
-        # Runs carry ids: show them in run order, not file order.
-        run_at = {position: run for run, position in tally.run_ids.items()}
-        order = sorted(range(len(outcomes)), key=lambda i: _sort_key(run_at[i]))
-        remap = {old: new for new, old in enumerate(order)}
-        outcomes = bytearray(outcomes[i] for i in order)
-        urls = {remap[i]: u for i, u in tally.urls.items()}
-    else:
-        urls = dict(tally.urls)
-    successes = outcomes.count(_PASS)
-    excluded = outcomes.count(_EXCLUDED)
-    return TaskCounts(
-        id=task_id,
-        successes=successes,
-        runs=len(outcomes) - excluded,
-        excluded=excluded,
-        category=tally.category,
-        outcomes=[None if o == _EXCLUDED else o == _PASS for o in outcomes],
-        urls=urls,
-    )
+    def _counts(self, task_id: str, tally: _TaskTally) -> TaskCounts:
+        if tally.counts_only is not None:
+            successes, runs, excluded = tally.counts_only
+            return TaskCounts(task_id, successes, runs, excluded, tally.category)
+        codes = bytes(tally.codes)
+        urls = tally.urls
+        if tally.run_ids is not None and len(tally.run_ids) == len(codes):
+            # Runs carry ids: check each appears once, and show them in run order.
+            run_ids, positions = tally.run_ids, tally.positions
+            assert positions is not None
+            order = sorted(range(len(codes)), key=lambda i: _sort_key(run_ids[i]))
+            keys = [_sort_key(run_ids[i]) for i in order]
+            for before, after, i in zip(keys, keys[1:], order[1:], strict=False):
+                if before == after:
+                    first = order[keys.index(after)]
+                    self.problems.add(
+                        f"{self.where(positions[i])}: run {run_ids[i]!r} of task {task_id!r} "
+                        f"appears twice (first at {self.where(positions[first])})"
+                    )
+            remap = {old: new for new, old in enumerate(order)}
+            codes = bytes(codes[i] for i in order)
+            urls = {remap[i]: u for i, u in urls.items()}
+        excluded = codes.count(EXCLUDED)
+        return TaskCounts(
+            id=task_id,
+            successes=codes.count(PASS),
+            runs=len(codes) - excluded,
+            excluded=excluded,
+            category=tally.category,
+            codes=codes,
+            urls=dict(urls),
+        )
 
 
 def _sort_key(run: Any) -> tuple[int, Any]:
@@ -294,30 +320,63 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | str]]:
 
 
 def read_jsonl(source: Source, tally: Tally) -> None:
-    """One run per line: {"task": "t1", "passed": true, ...}."""
+    """One run per line: {"task": "t1", "passed": true, ...}.
+
+    This is the hot loop of a large build (a million lines), so the common
+    record, with every field well-formed, takes a short path: orjson to parse,
+    plain type checks, one call to the tally. Anything unusual goes through
+    `_canonical_record`, which checks the same rules and says what is wrong.
+    """
     problems = tally.problems
     name = source.path
+    add_run = tally.add_run
+    loads = orjson.loads
     for number, line in _jsonl_lines(source.path):
         # Stop once a problem beyond MAX_PROBLEMS was seen (Problems then adds the
-        # "stopped after" line); checking `full` instead returned silently, so the
-        # user was not told that more problems might follow.
+        # "stopped after" line), so the user learns that more may follow.
         if problems.truncated:
             return
-        where = f"{name}:{number}"
         if isinstance(line, str):
-            problems.add(f"{where}: {line}")
+            problems.add(f"{name}:{number}: {line}")
             continue
         try:
-            record = json_loads(line)
-        except UnicodeDecodeError:
-            problems.add(f"{where}: not UTF-8 text (is this a binary file?)")
-            continue
-        except ValueError as error:
-            truncated = not line.endswith(b"\n")
-            hint = " (the last line looks cut short)" if truncated else ""
-            problems.add(f"{where}: not valid JSON: {_json_reason(error)}{hint}")
-            continue
-        _canonical_record(where, record, tally)
+            record = loads(line)
+        except orjson.JSONDecodeError:
+            # Slow path: the standard parser gives the message (and accepts
+            # integers wider than 64 bits, which orjson refuses).
+            try:
+                record = json_loads(line)
+            except UnicodeDecodeError:
+                problems.add(f"{name}:{number}: not UTF-8 text (is this a binary file?)")
+                continue
+            except ValueError as error:
+                hint = "" if line.endswith(b"\n") else " (the last line looks cut short)"
+                problems.add(f"{name}:{number}: not valid JSON: {_json_reason(error)}{hint}")
+                continue
+        if type(record) is dict:
+            get = record.get
+            task = get("task")
+            if task is None:
+                task = get("task_id")
+            passed = get("passed", _MISSING)
+            suite, model, run = get("suite"), get("model"), get("run")
+            category, url = get("category"), get("url")
+            if (
+                type(task) is str
+                and task.strip()
+                and (passed is True or passed is False or passed is None)
+                and (suite is None or (type(suite) is str and suite.strip()))
+                and (model is None or (type(model) is str and model.strip()))
+                and (category is None or (type(category) is str and category.strip()))
+                and (run is None or type(run) is int or type(run) is str)
+                and (url is None or _http_url(url))
+            ):
+                add_run(number, task, passed, suite, model, run, category, url)
+                continue
+        _canonical_record(number, record, tally)
+
+
+_MISSING = object()
 
 
 def _json_reason(error: ValueError) -> str:
@@ -327,8 +386,9 @@ def _json_reason(error: ValueError) -> str:
     return str(error)
 
 
-def _canonical_record(where: str, record: Any, tally: Tally) -> None:
+def _canonical_record(position: int, record: Any, tally: Tally) -> None:
     problems = tally.problems
+    where = tally.where(position)
     if not isinstance(record, dict):
         problems.add(f'{where}: expected an object like {{"task": ..., "passed": ...}}')
         return
@@ -360,7 +420,7 @@ def _canonical_record(where: str, record: Any, tally: Tally) -> None:
         problems.add(f'{where}: "run" must be an integer or a string')
         return
     tally.add_run(
-        where,
+        position,
         task,
         passed,
         suite=record.get("suite"),

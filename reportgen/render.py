@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from . import __version__
 from .chart import SiteCharts
 from .content import render_content, task_view
 from .errors import UserError
+from .load import EXCLUDED, FAIL, PASS, TaskCounts
 from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .report import Report, SetReport, report_json, task_csv_rows
 from .textout import fixed, percent
@@ -237,24 +239,43 @@ class Renderer:
                 task=task,
                 view=views[i],
                 rank=rank[i] + 1,
-                runs=_run_strip(task),
+                strip=run_strip(task),
             )
 
 
-def _run_strip(task: Any) -> list[dict[str, Any]]:
-    strip = []
-    for i, outcome in enumerate(task.outcomes):
-        label = "passed" if outcome else "failed" if outcome is False else "not evaluated"
-        strip.append(
-            {
-                "number": i + 1,
-                "outcome": outcome,
-                "label": label,
-                "symbol": "✓" if outcome else "✗" if outcome is False else "–",
-                "url": _safe_url(task.urls.get(i)),
-            }
+# One list item per run, built here rather than in a template loop: a task with
+# hundreds of runs would otherwise dominate the build time and the page size.
+_CELLS = {
+    PASS: ("p", "✓", "passed"),
+    FAIL: ("f", "✗", "failed"),
+    EXCLUDED: ("x", "–", "not evaluated"),
+}
+_PLAIN_CELLS = {
+    code: f'<li class="{cls}">{symbol}</li>'
+    if code != EXCLUDED
+    else f'<li class="{cls}">{symbol}<span class="sr"> {label}</span></li>'
+    for code, (cls, symbol, label) in _CELLS.items()
+}
+
+
+def run_strip(task: TaskCounts) -> Markup:
+    """The runs in order as <li> items: a symbol for each outcome, a link when there is one."""
+    if task.codes is None:
+        return Markup("")
+    if not task.urls:
+        return Markup("".join(_PLAIN_CELLS[code] for code in task.codes))
+    parts = []
+    for i, code in enumerate(task.codes):
+        url = _safe_url(task.urls.get(i))
+        if url is None:
+            parts.append(_PLAIN_CELLS[code])
+            continue
+        cls, symbol, label = _CELLS[code]
+        parts.append(
+            f'<li class="{cls}"><a href="{escape(url)}" rel="nofollow noopener" '
+            f'title="run {i + 1}: {label}, transcript">{symbol}</a></li>'
         )
-    return strip
+    return Markup("".join(parts))
 
 
 def _json_bytes(doc: Any) -> bytes:

@@ -162,11 +162,15 @@ def test_task_page_shows_strip_estimates_and_worked_calculation(example_site: Pa
     task = next(t for t in rs["tasks"] if 0 < t["successes"] < t["runs"] and t["excluded_runs"])
     page = (example_site / task["page"]).read_text()
     c, n = task["successes"], task["runs"]
-    assert page.count('class="run pass"') == c + 1  # + the legend
-    assert page.count('class="run fail"') == n - c + 1
-    assert page.count('class="run excl"') == task["excluded_runs"] + 1
-    assert "run 1: " in page and "✓" in page and "✗" in page
-    assert page.count('href="https://transcripts.example.org/') == n + task["excluded_runs"]
+    opening = page.index('<ol class="strip"')
+    strip = page[page.index(">", opening) + 1 : page.index("</ol>", opening)]
+    assert strip.count('<li class="p">') == c
+    assert strip.count('<li class="f">') == n - c
+    assert strip.count('<li class="x">') == task["excluded_runs"]
+    assert strip.count("✓") == c and strip.count("✗") == n - c  # a symbol, not colour alone
+    assert strip.count("not evaluated") == task["excluded_runs"]
+    assert strip.count('href="https://transcripts.example.org/') == n + task["excluded_runs"]
+    assert "run 1: " in strip
     assert f"p̂ = c / n = {c} / {n} = {task['pass_rate']['estimate']:.3f}" in page
     unbiased = task["pass_hat_k"]["unbiased"]
     assert f"C({c}, 3) / C({n}, 3)" in page and f"{unbiased:.3f}" in page

@@ -1,0 +1,713 @@
+"""Where the variance comes from: flaky tasks, between vs within, and two more intervals.
+
+Pure, like estimate.py: counts in, numbers out; no files, no YAML, no
+templates. Explanations for readers are left to the templates; the results
+carry only short warnings.
+
+Three views complement the SPEC's suite interval, which counts task-to-task
+spread only:
+
+* decompose_variance: how much of the spread of per-task pass rates is real
+  difference between tasks, and how much is sampling noise from a finite
+  number of runs inside each task;
+* two_stage_bootstrap: a suite interval for reliability@k that includes the
+  within-task noise, by resampling tasks and then runs inside each task;
+* clustered_reliability: a cluster-robust interval when tasks come in
+  categories that may share difficulty, plus reliability@k per category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from .estimate import (
+    DEFAULT_CONFIDENCE,
+    EstimateError,
+    FloatArray,
+    IntArray,
+    SuiteInterval,
+    estimate_tasks,
+    mean_with_t_interval,
+    t_quantile,
+    unbiased_pass_hat_k,
+    validate,
+)
+
+Json = dict[str, Any]
+
+DEFAULT_REPLICATES = 2000
+DEFAULT_SEED = 20240101
+# Cluster-robust standard errors come out too small when clusters are few
+# (Cameron and Miller 2015, section VI, "few clusters"); the G - 1 degrees of
+# freedom only partly make up for it. Below this many the report says so.
+FEW_CLUSTERS = 10
+
+# Memory budget for the bootstrap, in array elements per working array. The
+# direct method keeps about six int64/float64 arrays of this size alive
+# (indices, n, c, draws, values, mask) plus the temporaries of the power:
+# 5e5 elements each stays near 50 MB in all.
+_DIRECT_ELEMENTS = 500_000
+# The multinomial method holds one (replicates x support) int64 count matrix.
+_MULTINOMIAL_ELEMENTS = 6_000_000
+# Rows of binomial pmf evaluated at once when building the support.
+_PMF_ELEMENTS = 1_000_000
+
+
+def _counts(successes: npt.ArrayLike, runs: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+    c = np.asarray(successes, dtype=np.int64)
+    n = np.asarray(runs, dtype=np.int64)
+    return c, n
+
+
+def _number(value: float | None) -> float | None:
+    """A float for JSON; NaN and None become null."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if np.isnan(value) else value
+
+
+# ---------------------------------------------------------------- decomposition
+
+
+@dataclass(frozen=True)
+class VarianceDecomposition:
+    """Flaky tasks and the split of the pass-rate variance across tasks.
+
+    total is the sample variance (divisor T - 1) of the per-task pass rates;
+    within the mean over tasks of p̂(1 - p̂)/(n - 1), the unbiased estimate of
+    each rate's sampling variance; between = max(total - within, 0). They are
+    None when undefined (total needs two tasks, within needs n >= 2 for every
+    task). within_share = within / (within + between).
+    """
+
+    tasks: int
+    flaky_tasks: int
+    always_passed: int
+    never_passed: int
+    flaky_share: float
+    mean_pass_rate: float
+    total: float | None
+    within: float | None
+    between: float | None
+    within_share: float | None
+    warnings: tuple[str, ...]
+
+
+def decompose_variance(successes: npt.ArrayLike, runs: npt.ArrayLike) -> VarianceDecomposition:
+    """Share of flaky tasks (0 < c < n) and a method-of-moments variance split.
+
+    Model: task i has a true pass rate p_i, drawn from a population with
+    variance σ²_between, and p̂_i = c_i/n_i adds binomial noise with
+    conditional variance p_i(1 - p_i)/n_i. The p̂_i are then independent with
+    a common mean, so the sample variance of the p̂_i has expectation
+    σ²_between + mean_i E[p_i(1 - p_i)]/n_i. Since E[p̂(1 - p̂)] =
+    p(1 - p)(n - 1)/n, the term p̂_i(1 - p̂_i)/(n_i - 1) is an unbiased
+    estimate of task i's sampling variance, and subtracting the mean of those
+    terms leaves an unbiased estimate of σ²_between. This is the one-way
+    random-effects ANOVA estimator (MSB - MSW)/n written per task: for binary
+    runs p̂(1 - p̂) n/(n - 1) is the within-task sample variance of the run
+    outcomes, and dividing by n gives the variance of their mean. Miller
+    (2024), "Adding Error Bars to Evals", splits the variance of an eval score
+    into the same two parts in its section on resampling.
+
+    Compared with the plain p̂(1 - p̂)/n, the divisor n - 1 removes a
+    downward bias of (n - 1)/n; with a single run the term would always be 0,
+    which is why within is None when any task has n = 1. The subtraction can
+    go negative by chance; between is floored at 0 (the usual truncation of
+    the ANOVA estimator).
+    """
+    c, n = _counts(successes, runs)
+    validate(c, n, 1, DEFAULT_CONFIDENCE)
+    count = int(c.shape[0])
+    if count == 0:
+        raise EstimateError("a suite needs at least one task")
+    p = c / n
+    flaky = int(np.count_nonzero((c > 0) & (c < n)))
+    warnings: list[str] = []
+
+    total: float | None = None
+    if count >= 2:
+        total = float(np.var(p, ddof=1))
+    else:
+        warnings.append("one task only: the variance across tasks needs two tasks (null)")
+
+    within: float | None = None
+    if bool(np.all(n >= 2)):
+        # p̂ q̂ / (n - 1) with q̂ = (n - c)/n taken from the integers, not as 1 - p̂.
+        within = float(np.mean(p * ((n - c) / n) / (n - 1.0)))
+    else:
+        singles = int(np.count_nonzero(n < 2))
+        warnings.append(
+            f"{singles} task(s) have a single run, so their sampling variance cannot be "
+            "estimated: the within-task and between-task variances are undefined (null)"
+        )
+
+    between = None if total is None or within is None else max(total - within, 0.0)
+    within_share: float | None = None
+    if within is not None and between is not None and within + between > 0.0:
+        within_share = within / (within + between)
+
+    return VarianceDecomposition(
+        tasks=count,
+        flaky_tasks=flaky,
+        always_passed=int(np.count_nonzero(c == n)),
+        never_passed=int(np.count_nonzero(c == 0)),
+        flaky_share=flaky / count,
+        mean_pass_rate=float(np.mean(p)),
+        total=total,
+        within=within,
+        between=between,
+        within_share=within_share,
+        warnings=tuple(warnings),
+    )
+
+
+def decomposition_json(result: VarianceDecomposition) -> Json:
+    """Plain-JSON view of a VarianceDecomposition."""
+    return {
+        "tasks": result.tasks,
+        "flaky_tasks": result.flaky_tasks,
+        "always_passed": result.always_passed,
+        "never_passed": result.never_passed,
+        "flaky_share": result.flaky_share,
+        "mean_pass_rate": result.mean_pass_rate,
+        "variance": {
+            "total": _number(result.total),
+            "within": _number(result.within),
+            "between": _number(result.between),
+            "within_share": _number(result.within_share),
+        },
+        "warnings": list(result.warnings),
+    }
+
+
+# ---------------------------------------------------------------- two-stage bootstrap
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """A point estimate with a bootstrap interval.
+
+    estimate is the value on the observed data; replicate_mean the mean of
+    the bootstrap replicates (their gap shows the bootstrap's bias, see
+    two_stage_bootstrap). All four are None when the statistic is undefined.
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    replicate_mean: float | None
+    replicates: int
+    seed: int
+    confidence: float
+
+
+@dataclass(frozen=True)
+class TwoStageBootstrap:
+    """reliability@k intervals that include the sampling noise inside each task.
+
+    method says which of two equivalent samplers ran ("multinomial" or
+    "direct"), interval which interval was formed ("percentile" or "basic"),
+    see two_stage_bootstrap. The result depends only on the counts, k,
+    confidence, replicates, seed and interval.
+    """
+
+    k: int
+    confidence: float
+    replicates: int
+    seed: int
+    method: str
+    interval: str
+    plugin: BootstrapInterval
+    unbiased: BootstrapInterval
+    warnings: tuple[str, ...]
+
+
+def _plugin_values(c: IntArray, n: IntArray, k: int) -> FloatArray:
+    """(c/n)^k, with the log of values near 1 taken from log1p of the complement.
+
+    The same care as estimate._power (which is private there): (n - c)/n is
+    computed from integers, so (1 - 1e-6)^1e6 keeps full precision.
+    """
+    p = c / n
+    q = (n - c) / n
+    with np.errstate(divide="ignore"):
+        log_p = np.where(p >= 0.5, np.log1p(-q), np.log(np.maximum(p, 0.0)))
+    values: FloatArray = np.exp(k * log_p)
+    return values
+
+
+@dataclass(frozen=True)
+class _Support:
+    """The distinct (n, c*) outcomes of one two-stage draw and their probabilities."""
+
+    runs: IntArray
+    successes: IntArray
+    probability: FloatArray
+
+
+def _support_size(c: IntArray, n: IntArray) -> int:
+    """Number of (n, c*) slots the multinomial sampler needs (an upper bound)."""
+    flaky = (c > 0) & (c < n)
+    flaky_runs = np.unique(n[flaky])
+    fixed = np.unique(np.stack([n[~flaky], c[~flaky]]), axis=1).shape[1]
+    return int(np.sum(flaky_runs + 1)) + int(fixed)
+
+
+def _support(c: IntArray, n: IntArray) -> _Support:
+    """Distribution of (n_J, c*) with J uniform over tasks and c* ~ Binomial(n_J, c_J/n_J).
+
+    A task with 0 < c < n contributes weight/T · pmf over 0..n; a task with
+    c = 0 or c = n is a point mass (its binomial draw is certain).
+    """
+    count = c.shape[0]
+    pairs, weights = np.unique(np.stack([n, c]), axis=1, return_counts=True)
+    pair_n, pair_c = pairs[0], pairs[1]
+    flaky = (pair_c > 0) & (pair_c < pair_n)
+    out_n: list[IntArray] = []
+    out_c: list[IntArray] = []
+    out_p: list[FloatArray] = []
+    blocks: set[int] = set()
+    for m in np.unique(pair_n[flaky]).tolist():
+        grid = np.arange(m + 1, dtype=np.int64)
+        sel = np.flatnonzero(flaky & (pair_n == m))
+        acc = np.zeros(m + 1, dtype=np.float64)
+        rows = max(1, _PMF_ELEMENTS // (m + 1))
+        for start in range(0, sel.size, rows):
+            part = sel[start : start + rows]
+            pmf = stats.binom.pmf(grid[None, :], m, (pair_c[part] / m)[:, None])
+            acc += (weights[part] / count) @ pmf
+        # Point masses at the same n fall into this block's slots.
+        fixed = np.flatnonzero(~flaky & (pair_n == m))
+        np.add.at(acc, pair_c[fixed], weights[fixed] / count)
+        out_n.append(np.full(m + 1, m, dtype=np.int64))
+        out_c.append(grid)
+        out_p.append(acc)
+        blocks.add(m)
+    rest = np.flatnonzero(~flaky & ~np.isin(pair_n, list(blocks)))
+    out_n.append(pair_n[rest])
+    out_c.append(pair_c[rest])
+    out_p.append(weights[rest] / count)
+    probability = np.concatenate(out_p)
+    return _Support(
+        runs=np.concatenate(out_n),
+        successes=np.concatenate(out_c),
+        # Renormalise away the pmf's rounding so numpy accepts it as pvals.
+        probability=probability / probability.sum(),
+    )
+
+
+def _replicates_multinomial(
+    c: IntArray, n: IntArray, k: int, replicates: int, rng: np.random.Generator, unbiased: bool
+) -> tuple[FloatArray, FloatArray | None]:
+    count = int(c.shape[0])
+    support = _support(c, n)
+    plugin_values = _plugin_values(support.successes, support.runs, k)
+    unbiased_values = unbiased_pass_hat_k(support.successes, support.runs, k) if unbiased else None
+    size = int(support.probability.shape[0])
+    plugin_out = np.empty(replicates, dtype=np.float64)
+    unbiased_out = np.empty(replicates, dtype=np.float64) if unbiased else None
+    rows = max(1, _MULTINOMIAL_ELEMENTS // size)
+    for start in range(0, replicates, rows):
+        stop = min(start + rows, replicates)
+        # How many of the T resampled tasks land on each outcome (n, c*).
+        hits = rng.multinomial(count, support.probability, size=stop - start)
+        plugin_out[start:stop] = hits @ plugin_values / count
+        if unbiased_out is not None and unbiased_values is not None:
+            unbiased_out[start:stop] = hits @ unbiased_values / count
+    return plugin_out, unbiased_out
+
+
+def _replicates_direct(
+    c: IntArray, n: IntArray, k: int, replicates: int, rng: np.random.Generator, unbiased: bool
+) -> tuple[FloatArray, FloatArray | None]:
+    count = int(c.shape[0])
+    plugin_out = np.empty(replicates, dtype=np.float64)
+    unbiased_out = np.empty(replicates, dtype=np.float64) if unbiased else None
+    rows = max(1, _DIRECT_ELEMENTS // count)
+    for start in range(0, replicates, rows):
+        stop = min(start + rows, replicates)
+        # Stage 1: resample tasks with replacement, one row per replicate.
+        idx = rng.integers(0, count, size=(stop - start, count))
+        nn = n[idx]
+        cc = c[idx]
+        # Stage 2: resample runs inside each drawn task. Tasks with c = 0 or
+        # c = n would draw their own c with certainty; skipping them saves
+        # most of the binomial calls on suites with few flaky tasks.
+        flaky = (cc > 0) & (cc < nn)
+        cc[flaky] = rng.binomial(nn[flaky], cc[flaky] / nn[flaky])
+        plugin_out[start:stop] = _plugin_values(cc, nn, k).mean(axis=1)
+        if unbiased_out is not None:
+            flat = unbiased_pass_hat_k(cc.ravel(), nn.ravel(), k)
+            unbiased_out[start:stop] = flat.reshape(cc.shape).mean(axis=1)
+    return plugin_out, unbiased_out
+
+
+def two_stage_bootstrap(
+    successes: npt.ArrayLike,
+    runs: npt.ArrayLike,
+    k: int,
+    confidence: float = DEFAULT_CONFIDENCE,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = DEFAULT_SEED,
+    method: Literal["auto", "multinomial", "direct"] = "auto",
+    interval: Literal["percentile", "basic"] = "percentile",
+) -> TwoStageBootstrap:
+    """Seeded two-stage bootstrap of reliability@k, plug-in and unbiased.
+
+    Each replicate resamples T tasks with replacement, then, inside each
+    drawn task, its n runs with replacement, i.e. c* ~ Binomial(n, c/n), and
+    takes the mean over the T drawn tasks of (c*/n)^k (and of
+    C(c*, k)/C(n, k)). This is the two-stage bootstrap for hierarchical data
+    (Davison and Hinkley 1997, "Bootstrap Methods and their Application",
+    section 3.8) with resampling at both stages. Unlike the SPEC's t interval
+    it includes the sampling noise inside each task. Resampling at both
+    stages counts that noise about twice (the spread of the observed rates
+    already contains it once), so the interval errs on the wide side; D&H
+    discuss the same effect.
+
+    interval="percentile" (the default) takes the (1-γ)/2 and 1-(1-γ)/2
+    quantiles of the replicates (numpy's linear interpolation).
+
+    Caution, and the reason for interval="basic": both statistics drift
+    upward in the bootstrap. In the bootstrap world task i's true rate is
+    p̂_i, so the true reliability is P = mean_i p̂_i^k, the plug-in estimate.
+    By Jensen's inequality E[(c*/n)^k] >= p̂^k (strictly for k >= 2 and a
+    flaky task: the plug-in overstates, as the SPEC notes), and
+    E[C(c*, k)/C(n, k)] = p̂^k >= the unbiased estimate U. With many tasks
+    the replicates pack tightly around this shifted centre and a percentile
+    interval can miss the estimate altogether (a warning then says so).
+    interval="basic" is the basic bootstrap interval of Davison and Hinkley
+    (1997), section 2.4, which treats θ̂* - P as a pivot: with q the
+    replicate quantiles, [θ̂ - (q_high - P), θ̂ - (q_low - P)], where θ̂ is P
+    for the plug-in and U for the unbiased statistic; it is clamped to
+    [0, 1]. It removes the shift to first order, so for the plug-in it is
+    centred near P minus the plug-in's own bias, i.e. near U: on a large
+    suite, where that bias exceeds the sampling error, the basic interval
+    rightly excludes the (biased) plug-in estimate, and a warning says so.
+
+    Two samplers give the same distribution of replicates:
+
+    * "direct" follows the description literally with rng.integers and
+      rng.binomial, in chunks that bound memory to about 50 MB;
+    * "multinomial" uses that the T draws of one replicate are independent
+      and identically distributed: J uniform over tasks, then c* given J.
+      That distribution has a small support, the distinct pairs (n, c*), with
+      known probabilities, so the number of draws landing on each pair is
+      Multinomial(T, probabilities) and a replicate is a weighted sum. The
+      cost is replicates x support size instead of replicates x T.
+
+    "auto" takes the multinomial sampler when its support is no larger than
+    T (typical: a few distinct n; 10,000 tasks take milliseconds), else the
+    direct one (seconds for 10,000 tasks). The seed makes the output
+    identical run to run for a given numpy version.
+
+    The unbiased interval needs k <= n for every task (as the suite value
+    does); otherwise its fields are None.
+    """
+    c, n = _counts(successes, runs)
+    validate(c, n, k, confidence)
+    count = int(c.shape[0])
+    if count == 0:
+        raise EstimateError("a suite needs at least one task")
+    if isinstance(replicates, bool) or not isinstance(replicates, int | np.integer):
+        raise EstimateError(f"replicates must be a whole number, got {replicates!r}")
+    if replicates < 2:
+        raise EstimateError(f"replicates must be at least 2, got {replicates}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise EstimateError(f"seed must be a whole number of at least 0, got {seed!r}")
+    if method not in ("auto", "multinomial", "direct"):
+        raise EstimateError(f"method must be 'auto', 'multinomial' or 'direct', got {method!r}")
+    if interval not in ("percentile", "basic"):
+        raise EstimateError(f"interval must be 'percentile' or 'basic', got {interval!r}")
+    k = int(k)
+    replicates = int(replicates)
+    seed = int(seed)
+    gamma = float(confidence)
+
+    if method == "auto":
+        method = "multinomial" if _support_size(c, n) <= count else "direct"
+    unbiased_defined = bool(np.all(k <= n))
+    rng = np.random.default_rng(seed)
+    sampler = _replicates_multinomial if method == "multinomial" else _replicates_direct
+    plugin_reps, unbiased_reps = sampler(c, n, k, replicates, rng, unbiased_defined)
+
+    tasks = estimate_tasks(c, n, k, gamma)
+    # The bootstrap world's true reliability@k: the plug-in estimate itself.
+    world = float(np.mean(tasks.plugin))
+    levels = [(1.0 - gamma) / 2.0, 1.0 - (1.0 - gamma) / 2.0]
+    warnings: list[str] = []
+
+    def summarise(name: str, estimate: float | None, reps: FloatArray | None) -> BootstrapInterval:
+        if estimate is None or reps is None:
+            return BootstrapInterval(None, None, None, None, replicates, seed, gamma)
+        q_low, q_high = (float(q) for q in np.quantile(reps, levels))
+        replicate_mean = float(np.mean(reps))
+        if interval == "basic":
+            q_low, q_high = estimate - (q_high - world), estimate - (q_low - world)
+        if not q_low <= estimate <= q_high:
+            why = (
+                f"redrawing runs pushes pass^{k} upward in the bootstrap (replicate mean "
+                f"{replicate_mean:.3f}); the basic interval corrects for that shift"
+                if interval == "percentile"
+                else f"the interval removes the bootstrap's estimate of the {name} value's "
+                f"bias ({replicate_mean - world:+.3f}), which here exceeds its sampling error"
+            )
+            warnings.append(
+                f"the {name} {interval} interval [{q_low:.3f}, {q_high:.3f}] does not contain "
+                f"the estimate {estimate:.3f}: {why}"
+            )
+        # Percentile bounds already lie in [0, 1]; basic ones need the clamp.
+        return BootstrapInterval(
+            estimate,
+            min(max(q_low, 0.0), 1.0),
+            min(max(q_high, 0.0), 1.0),
+            replicate_mean,
+            replicates,
+            seed,
+            gamma,
+        )
+
+    return TwoStageBootstrap(
+        k=k,
+        confidence=gamma,
+        replicates=replicates,
+        seed=seed,
+        method=method,
+        interval=interval,
+        plugin=summarise("plug-in", world, plugin_reps),
+        unbiased=summarise(
+            "unbiased", float(np.mean(tasks.unbiased)) if unbiased_defined else None, unbiased_reps
+        ),
+        warnings=tuple(warnings),
+    )
+
+
+def _bootstrap_interval_json(interval: BootstrapInterval) -> Json:
+    return {
+        "estimate": _number(interval.estimate),
+        "low": _number(interval.low),
+        "high": _number(interval.high),
+        "replicate_mean": _number(interval.replicate_mean),
+    }
+
+
+def bootstrap_json(result: TwoStageBootstrap) -> Json:
+    """Plain-JSON view of a TwoStageBootstrap."""
+    return {
+        "k": result.k,
+        "confidence": result.confidence,
+        "replicates": result.replicates,
+        "seed": result.seed,
+        "method": result.method,
+        "interval": result.interval,
+        "plugin": _bootstrap_interval_json(result.plugin),
+        "unbiased": _bootstrap_interval_json(result.unbiased),
+        "warnings": list(result.warnings),
+    }
+
+
+# ---------------------------------------------------------------- clustered interval
+
+
+@dataclass(frozen=True)
+class ClusteredInterval:
+    """Mean of per-task values with a cluster-robust (CR1) t interval.
+
+    low, high, se and t are None with fewer than two clusters (df is then 0);
+    everything but the counts is None when a value is undefined (NaN).
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    se: float | None
+    t: float | None
+    df: int
+    clusters: int
+    tasks: int
+
+
+def _cluster_codes(clusters: Sequence[str], count: int) -> tuple[list[str], IntArray]:
+    """Validate labels and return (sorted distinct labels, code of each task)."""
+    labels = list(clusters)
+    if len(labels) != count:
+        raise EstimateError(
+            f"need one category per task: got {len(labels)} categories for {count} tasks"
+        )
+    for i, label in enumerate(labels):
+        if not isinstance(label, str) or not label:
+            raise EstimateError(
+                f"task {i + 1}: category must be a non-empty string, got {label!r} "
+                "(give uncategorised tasks an explicit label of their own)"
+            )
+    names, codes = np.unique(np.asarray(labels, dtype=object), return_inverse=True)
+    return [str(x) for x in names], codes.astype(np.int64)
+
+
+def _clustered(
+    values: FloatArray, codes: IntArray, groups: int, confidence: float, clamp: tuple[float, float]
+) -> ClusteredInterval:
+    count = int(values.shape[0])
+    if count == 0 or bool(np.isnan(values).any()):
+        return ClusteredInterval(None, None, None, None, None, 0, groups, count)
+    mean = float(np.mean(values))
+    if groups < 2:
+        return ClusteredInterval(mean, None, None, None, None, 0, groups, count)
+    # Sum of residuals inside each cluster: the "meat" of the sandwich for a mean.
+    scores = np.bincount(codes, weights=values - mean, minlength=groups)
+    variance = groups / (groups - 1.0) * float(np.dot(scores, scores)) / (count * count)
+    se = float(np.sqrt(variance))
+    t = t_quantile(confidence, groups - 1)
+    low = float(min(max(mean - t * se, clamp[0]), clamp[1]))
+    high = float(min(max(mean + t * se, clamp[0]), clamp[1]))
+    return ClusteredInterval(mean, low, high, se, t, groups - 1, groups, count)
+
+
+def clustered_mean_interval(
+    values: npt.ArrayLike,
+    clusters: Sequence[str],
+    confidence: float = DEFAULT_CONFIDENCE,
+    clamp: tuple[float, float] = (0.0, 1.0),
+) -> ClusteredInterval:
+    """Mean of `values` with a cluster-robust t interval, clusters given by label.
+
+    SE² = G/(G - 1) · Σ_g (Σ_{i in g} (x_i - x̄))² / T², the CR1 sandwich
+    variance of a sample mean (a regression on a constant), and the interval
+    is x̄ ± t(1 - (1-γ)/2; G - 1) · SE, clamped to `clamp`. Miller (2024),
+    "Adding Error Bars to Evals", section on clustered standard errors,
+    recommends clustering when eval questions come in related groups; the
+    G/(G - 1) correction and the G - 1 degrees of freedom follow Cameron and
+    Miller (2015), "A Practitioner's Guide to Cluster-Robust Inference".
+
+    With one task per cluster (G = T) this reduces exactly to the ordinary
+    standard error: Σ (x_i - x̄)² = (T - 1) s², so SE² = T/(T - 1) · (T - 1)
+    s² / T² = s²/T, and the interval equals the SPEC's t interval.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1:
+        raise EstimateError("values must be a one-dimensional array")
+    gamma = float(confidence)
+    if not 0.0 < gamma < 1.0:
+        raise EstimateError(f"confidence must lie strictly between 0 and 1, got {confidence!r}")
+    names, codes = _cluster_codes(clusters, int(x.shape[0]))
+    return _clustered(x, codes, len(names), gamma, clamp)
+
+
+@dataclass(frozen=True)
+class CategoryReliability:
+    """reliability@k (plug-in) inside one category, with the SPEC's t interval."""
+
+    category: str
+    tasks: int
+    plugin: SuiteInterval
+
+
+@dataclass(frozen=True)
+class ClusteredReliability:
+    """reliability@k (plug-in) with categories as clusters, and per category.
+
+    categories are sorted by name.
+    """
+
+    k: int
+    confidence: float
+    plugin: ClusteredInterval
+    categories: tuple[CategoryReliability, ...]
+    warnings: tuple[str, ...]
+
+
+def clustered_reliability(
+    successes: npt.ArrayLike,
+    runs: npt.ArrayLike,
+    k: int,
+    categories: Sequence[str],
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> ClusteredReliability:
+    """Cluster-robust interval for plug-in reliability@k and its value per category.
+
+    See clustered_mean_interval for the formula. Every task needs a
+    category (a non-empty string); map uncategorised tasks to a label of
+    their own before calling.
+    """
+    c, n = _counts(successes, runs)
+    validate(c, n, k, confidence)
+    count = int(c.shape[0])
+    if count == 0:
+        raise EstimateError("a suite needs at least one task")
+    names, codes = _cluster_codes(categories, count)
+    tasks = estimate_tasks(c, n, k, confidence)
+    groups = len(names)
+    warnings: list[str] = []
+    if groups < 2:
+        warnings.append(
+            "one category only: a clustered interval needs at least two categories (null)"
+        )
+    elif groups < FEW_CLUSTERS:
+        warnings.append(
+            f"only {groups} categories: cluster-robust intervals are unreliable with fewer "
+            f"than about {FEW_CLUSTERS} clusters; read this interval as a rough guide"
+        )
+    per_category = []
+    for g, name in enumerate(names):
+        members = tasks.plugin[codes == g]
+        per_category.append(
+            CategoryReliability(
+                category=name,
+                tasks=int(members.shape[0]),
+                plugin=mean_with_t_interval(members, confidence),
+            )
+        )
+    return ClusteredReliability(
+        k=int(k),
+        confidence=float(confidence),
+        plugin=_clustered(tasks.plugin, codes, groups, float(confidence), (0.0, 1.0)),
+        categories=tuple(per_category),
+        warnings=tuple(warnings),
+    )
+
+
+def _suite_interval_json(interval: SuiteInterval) -> Json:
+    return {
+        "estimate": _number(interval.estimate),
+        "low": _number(interval.low),
+        "high": _number(interval.high),
+        "sd": _number(interval.sd),
+        "t": _number(interval.t),
+        "df": interval.df,
+    }
+
+
+def clustered_json(result: ClusteredReliability) -> Json:
+    """Plain-JSON view of a ClusteredReliability."""
+    p = result.plugin
+    return {
+        "k": result.k,
+        "confidence": result.confidence,
+        "clusters": p.clusters,
+        "tasks": p.tasks,
+        "plugin": {
+            "estimate": _number(p.estimate),
+            "low": _number(p.low),
+            "high": _number(p.high),
+            "se": _number(p.se),
+            "t": _number(p.t),
+            "df": p.df,
+        },
+        "categories": [
+            {
+                "category": cat.category,
+                "tasks": cat.tasks,
+                "plugin": _suite_interval_json(cat.plugin),
+            }
+            for cat in result.categories
+        ],
+        "warnings": list(result.warnings),
+    }
