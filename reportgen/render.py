@@ -15,7 +15,10 @@ import csv
 import io
 import json
 import math
+import multiprocessing
+import os
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from markupsafe import Markup, escape
 
 from . import __version__
 from .chart import SiteCharts
-from .content import render_content, task_view
+from .content import TaskExample, render_content, task_view
 from .errors import UserError
 from .load import EXCLUDED, FAIL, PASS, TaskCounts
 from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
@@ -96,6 +99,7 @@ def environment(theme: Theme) -> jinja2.Environment:
         loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(p)) for p in theme.templates]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # one build reads each template once; no stat per page
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -230,17 +234,67 @@ class Renderer:
         yield f"badges/{s.id}.json", badge_json(s)
         yield f"badges/{s.id}.svg", badge_svg(s)
         yield f"badges/{s.id}.md", snippets_markdown(self.report, s, self.options.base_url)
-        rank = {i: position for position, i in enumerate(order)}
-        for i, task in enumerate(s.tasks):
-            yield self._page(
-                "task.html",
-                s.task_page(i),
-                s=s,
-                task=task,
-                view=views[i],
-                rank=rank[i] + 1,
-                strip=run_strip(task),
-            )
+        rank = {i: position + 1 for position, i in enumerate(order)}
+        yield from self._task_pages(s, views, rank)
+
+    def task_page(
+        self, s: SetReport, views: list[TaskExample], rank: dict[int, int], i: int
+    ) -> tuple[str, bytes]:
+        task = s.tasks[i]
+        return self._page(
+            "task.html",
+            s.task_page(i),
+            s=s,
+            task=task,
+            view=views[i],
+            rank=rank[i],
+            strip=run_strip(task),
+        )
+
+    def _task_pages(
+        self, s: SetReport, views: list[TaskExample], rank: dict[int, int]
+    ) -> Iterator[tuple[str, bytes]]:
+        """Task pages in task order; many of them are rendered by forked workers.
+
+        Rendering is pure CPU work under the GIL, so for a large suite a pool of
+        processes (one per core) renders chunks of pages while this process
+        writes the finished ones. pool.map keeps the order, so the output is
+        the same as a serial build, byte for byte.
+        """
+        count = len(s.tasks)
+        workers = _worker_count(count)
+        if workers < 2:
+            for i in range(count):
+                yield self.task_page(s, views, rank, i)
+            return
+        global _WORK
+        _WORK = (self, s, views, rank)  # inherited by the forked workers
+        chunks = [range(a, min(a + _CHUNK, count)) for a in range(0, count, _CHUNK)]
+        context = multiprocessing.get_context("fork")
+        try:
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                for pages in pool.map(_render_chunk, chunks):
+                    yield from pages
+        finally:
+            _WORK = None
+
+
+#: Below this many task pages a pool of workers costs more than it saves.
+PARALLEL_MIN_PAGES = 2000
+_CHUNK = 250
+_WORK: tuple[Renderer, SetReport, list[TaskExample], dict[int, int]] | None = None
+
+
+def _worker_count(pages: int) -> int:
+    if pages < PARALLEL_MIN_PAGES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return min(os.cpu_count() or 1, 8)
+
+
+def _render_chunk(indices: range) -> list[tuple[str, bytes]]:
+    assert _WORK is not None, "runs only in a forked worker"
+    renderer, s, views, rank = _WORK
+    return [renderer.task_page(s, views, rank, i) for i in indices]
 
 
 # One list item per run, built here rather than in a template loop: a task with

@@ -50,6 +50,7 @@ def write_site(
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.building-", dir=parent))
     written: set[PurePosixPath] = set()
+    folders: set[PurePosixPath] = set()
     total = 0
     try:
         for name, data in files:
@@ -57,9 +58,10 @@ def write_site(
             if relative in written:
                 raise ValueError(f"two pages want the same file: {name}")
             written.add(relative)
-            target = staging.joinpath(*relative.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            if relative.parent not in folders:
+                staging.joinpath(*relative.parent.parts).mkdir(parents=True, exist_ok=True)
+                folders.add(relative.parent)
+            _write_file(os.path.join(staging, *relative.parts), data)
             total += len(data)
             if on_file is not None:
                 on_file(len(written))
@@ -70,6 +72,18 @@ def write_site(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(written), total
+
+
+def _write_file(path: str, data: bytes) -> None:
+    # os-level calls: a large site has tens of thousands of small files, and
+    # pathlib's open/write layers cost more than the write itself.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def _swap(staging: Path, output: Path) -> None:

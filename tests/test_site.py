@@ -429,3 +429,14 @@ def test_build_prints_one_line_summary(tmp_path: Path, capsys: pytest.CaptureFix
     assert re.search(r"built \d+ pages for 1 result set .* in \d+\.\d s: .*out/", err)
     assert "\r" not in err  # not a terminal: no progress redraws
     assert os.path.isfile(tmp_path / "out" / "index.html")
+
+
+def test_parallel_rendering_gives_the_same_bytes(
+    example_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large suites render task pages in forked workers; the site must not change."""
+    monkeypatch.setattr(render_module, "PARALLEL_MIN_PAGES", 1)
+    monkeypatch.setattr(render_module, "_CHUNK", 7)
+    assert render_module._worker_count(40) >= 1
+    parallel = build_example(tmp_path / "parallel")
+    assert tree(parallel) == tree(example_site)
