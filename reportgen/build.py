@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .chart import make_charts
+from .cache import Cache, file_digest, folder_digest
+from .cache import key as cache_key
+from .chart import SiteCharts, make_charts
 from .config import Config
 from .errors import UserError
-from .load import load_sources
+from .load import Loaded, load_sources
 from .render import SiteOptions, Theme, render_site
 from .report import build_report
-from .write import check_output, write_site
+from .write import MARKER, check_output, write_site
 
 
 class Progress:
@@ -53,6 +55,8 @@ class BuildResult:
     result_sets: int
     bytes: int
     seconds: float
+    #: What came from the cache, in words; empty for a full build.
+    reused: str = ""
 
 
 def build_date() -> str | None:
@@ -67,14 +71,65 @@ def build_date() -> str | None:
     return moment.strftime("%Y-%m-%d")
 
 
-def build(config: Config, force: bool = False, progress: Progress | None = None) -> BuildResult:
+def _site_state(output: Path) -> tuple[int, int]:
+    """(files, bytes) of a built site: a cheap check that nobody changed it by hand."""
+    sizes = [p.stat().st_size for p in output.rglob("*") if p.is_file()]
+    return len(sizes), sum(sizes)
+
+
+def build(
+    config: Config,
+    force: bool = False,
+    progress: Progress | None = None,
+    use_cache: bool = True,
+) -> BuildResult:
+    """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged."""
     progress = progress or Progress()
     start = time.perf_counter()
     check_output(config.output, force)
     theme = Theme.from_folders(config.templates, config.content)
+    options = SiteOptions(
+        base_path=config.base_path, base_url=config.base_url, build_date=build_date()
+    )
+    cache = Cache(config.output) if use_cache else None
+    reused: list[str] = []
+
+    progress.update("hashing inputs")
+    inputs_key = cache_key(
+        [(s, file_digest(s.path) if s.path.is_file() else None) for s in config.result_sets]
+    )
+    site_key = cache_key(
+        inputs_key,
+        config.title,
+        config.description,
+        config.k,
+        config.confidence,
+        options,
+        folder_digest(theme.templates + theme.content),
+    )
+    previous = cache.get("site", site_key) if cache is not None else None
+    state = _site_state(config.output) if (config.output / MARKER).is_file() else None
+    if isinstance(previous, tuple) and previous[0] == state and state is not None:
+        kept, kept_bytes = state
+        progress.clear()
+        return BuildResult(
+            output=config.output,
+            files=kept,
+            pages=sum(1 for _ in config.output.rglob("*.html")),
+            result_sets=previous[1],
+            bytes=kept_bytes,
+            seconds=time.perf_counter() - start,
+            reused="nothing changed: kept every file of the previous build",
+        )
 
     progress.update("reading inputs")
-    loaded = load_sources(config.result_sets)
+    loaded = cache.get("inputs", inputs_key) if cache is not None else None
+    if isinstance(loaded, Loaded):
+        reused.append("parsed inputs")
+    else:
+        loaded = load_sources(config.result_sets)
+        if cache is not None:
+            cache.put("inputs", inputs_key, loaded)
     for path, format_name in loaded.formats:
         given = any(str(s.path) == path and s.format for s in config.result_sets)
         progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
@@ -84,11 +139,15 @@ def build(config: Config, force: bool = False, progress: Progress | None = None)
         loaded.result_sets, config.title, config.description, config.k, config.confidence
     )
     progress.update("drawing charts")
-    charts = make_charts(report)
+    charts_key = cache_key(inputs_key, config.k, config.confidence)
+    charts = cache.get("charts", charts_key) if cache is not None else None
+    if isinstance(charts, SiteCharts):
+        reused.append(f"{charts.count} charts")
+    else:
+        charts = make_charts(report)
+        if cache is not None:
+            cache.put("charts", charts_key, charts)
 
-    options = SiteOptions(
-        base_path=config.base_path, base_url=config.base_url, build_date=build_date()
-    )
     files = render_site(report, charts, theme, options)
     total_pages = 4 + sum(1 + len(s.tasks) for s in report.sets)
     written, size = write_site(
@@ -98,12 +157,14 @@ def build(config: Config, force: bool = False, progress: Progress | None = None)
         on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
     )
     progress.clear()
-    pages = sum(1 for _ in config.output.rglob("*.html"))
+    if cache is not None:
+        cache.put("site", site_key, (_site_state(config.output), len(report.sets)))
     return BuildResult(
         output=config.output,
-        files=written,
-        pages=pages,
+        files=written + 1,  # and the marker
+        pages=sum(1 for _ in config.output.rglob("*.html")),
         result_sets=len(report.sets),
         bytes=size,
         seconds=time.perf_counter() - start,
+        reused=f"reused {' and '.join(reused)} from the cache" if reused else "",
     )

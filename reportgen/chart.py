@@ -326,6 +326,10 @@ class SiteCharts:
     overview: list[Chart]
     by_set: dict[str, list[Chart]]
 
+    @property
+    def count(self) -> int:
+        return len(self.overview) + sum(len(charts) for charts in self.by_set.values())
+
 
 def make_charts(report: Report) -> SiteCharts:
     """Every chart of the site: a few per result set, none per task."""

@@ -172,11 +172,12 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
     config = _config_for(args)
-    result = build(config, force=args.force)
+    result = build(config, force=args.force, use_cache=not args.no_cache)
     print(
         f"built {result.pages} pages for {result.result_sets} result set"
         f"{'s' if result.result_sets != 1 else ''} ({result.files} files, "
-        f"{result.bytes / 1e6:.1f} MB) in {result.seconds:.1f} s: {result.output}/",
+        f"{result.bytes / 1e6:.1f} MB) in {result.seconds:.1f} s: {result.output}/"
+        + (f"; {result.reused}" if result.reused else ""),
         file=sys.stderr,
     )
     return EXIT_OK
@@ -285,6 +286,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build_cmd.add_argument(
         "--force", action="store_true", help="replace an output folder reportgen did not write"
+    )
+    build_cmd.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore and do not update .reportgen-cache/ beside the output",
     )
     build_cmd.set_defaults(handler=_run_build)
 

@@ -440,3 +440,66 @@ def test_parallel_rendering_gives_the_same_bytes(
     assert render_module._worker_count(40) >= 1
     parallel = build_example(tmp_path / "parallel")
     assert tree(parallel) == tree(example_site)
+
+
+# ------------------------------------------------------------ incremental rebuilds
+
+
+def _cli_build(site: Path, *extra: str) -> str:
+    err = io.StringIO()
+    from contextlib import redirect_stderr
+
+    with redirect_stderr(err):
+        status = main(
+            ["build", "--config", str(ROOT / "example/reportgen.yaml"), "-o", str(site), *extra]
+        )
+    assert status == 0, err.getvalue()
+    return err.getvalue()
+
+
+def test_unchanged_rebuild_reuses_everything_and_says_so(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    first = _cli_build(site)
+    assert "reused" not in first and "nothing changed" not in first
+    before = tree(site)
+    again = _cli_build(site)
+    assert "nothing changed: kept every file" in again
+    assert tree(site) == before
+
+
+def test_template_change_reuses_inputs_and_charts_and_matches_a_clean_build(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    _cli_build(site)
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "404.html").write_text("gone {{ site.title }}")
+    note = _cli_build(site, "--templates", str(theme))
+    assert "reused parsed inputs and 10 charts from the cache" in note
+    clean = tmp_path / "clean"
+    _cli_build(clean, "--templates", str(theme), "--no-cache")
+    assert tree(site) == tree(clean)
+
+
+def test_changed_input_is_read_again(tmp_path: Path, example_copy: Path) -> None:
+    config = example_copy / "reportgen.yaml"
+    site = tmp_path / "site"
+
+    def build_copy() -> str:
+        err = io.StringIO()
+        from contextlib import redirect_stderr
+
+        with redirect_stderr(err):
+            assert main(["build", "--config", str(config), "-o", str(site)]) == 0
+        return err.getvalue()
+
+    build_copy()
+    results = example_copy / "results" / "agent-beta.jsonl"
+    results.write_text(
+        results.read_text() + '{"suite": "support-desk", "model": "agent-beta", '
+        '"task": "brand-new", "passed": true}\n'
+    )
+    note = build_copy()
+    assert "parsed inputs" not in note and "nothing changed" not in note
+    assert "brand-new" in (site / "report.json").read_text()
