@@ -14,6 +14,12 @@ Available inside a content file:
 * `suite(items, k=..., confidence=...)`: a `SuiteExample`; items are "c/n"
   strings or [c, n] pairs.
 * `z(confidence)`, `t(confidence, df)`: the quantiles used.
+* `compare(a_items, b_items, k=..., confidence=...)`: a paired `compare.Comparison`
+  (tasks matched by position); `bootstrap(items, k=...)`: a `variance.TwoStageBootstrap`;
+  `decompose(items)`: a `variance.VarianceDecomposition`; `clustered(items, categories,
+  k=...)`: a `variance.ClusteredReliability`; `plan(target_halfwidth, pass_rate=...,
+  task_sd=..., correlation=..., tasks=...)`: a `planner.Plan`;
+  `wilson_halfwidth(runs, pass_rate, confidence)`.
 * filters `f3` (three decimals), `pct` (0.95 -> "95%"),
   `interval` ((low, high) -> "[0.199, 0.777]").
 """
@@ -30,6 +36,8 @@ import jinja2
 import yaml
 from markdown_it import MarkdownIt
 
+from .compare import Comparison
+from .compare import compare as compare_sets
 from .errors import UserError
 from .estimate import (
     SuiteInterval,
@@ -39,7 +47,15 @@ from .estimate import (
     normal_quantile,
     t_quantile,
 )
+from .planner import Plan, plan, wilson_halfwidth
 from .textout import bracket, fixed, percent
+from .variance import (
+    ClusteredReliability,
+    VarianceDecomposition,
+    clustered_reliability,
+    decompose_variance,
+    two_stage_bootstrap,
+)
 
 
 def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
@@ -263,6 +279,33 @@ def render_content(
     def suite(items: Sequence[Any], k: int = k, confidence: float = confidence) -> SuiteExample:
         return suite_example(items, k, confidence)
 
+    def counts(items: Sequence[Any]) -> tuple[list[int], list[int]]:
+        pairs = [_pair(item) for item in items]
+        return [c for c, _ in pairs], [n for _, n in pairs]
+
+    def compare(
+        a: Sequence[Any], b: Sequence[Any], k: int = k, confidence: float = confidence
+    ) -> Comparison:
+        """Tasks are matched by position: item i of a and of b is task "i+1"."""
+        named_a = {str(i + 1): _pair(item) for i, item in enumerate(a)}
+        named_b = {str(i + 1): _pair(item) for i, item in enumerate(b)}
+        return compare_sets(named_a, named_b, k, confidence)
+
+    def bootstrap(items: Sequence[Any], k: int = k, confidence: float = confidence) -> Any:
+        return two_stage_bootstrap(*counts(items), k, confidence)
+
+    def decompose(items: Sequence[Any]) -> VarianceDecomposition:
+        return decompose_variance(*counts(items))
+
+    def clustered(
+        items: Sequence[Any], categories: Sequence[str], k: int = k, confidence: float = confidence
+    ) -> ClusteredReliability:
+        return clustered_reliability(*counts(items), k, categories, confidence)
+
+    def planner(target_halfwidth: float, **options: Any) -> Plan:
+        options.setdefault("confidence", confidence)
+        return plan(target_halfwidth, **options)
+
     env = content_environment()
     try:
         template = env.from_string(body)
@@ -273,6 +316,12 @@ def render_content(
             suite=suite,
             z=normal_quantile,
             t=t_quantile,
+            compare=compare,
+            bootstrap=bootstrap,
+            decompose=decompose,
+            clustered=clustered,
+            plan=planner,
+            wilson_halfwidth=wilson_halfwidth,
         )
     except jinja2.TemplateError as error:
         line = getattr(error, "lineno", None) or _template_line(error)
