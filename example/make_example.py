@@ -33,9 +33,12 @@ def write_agent(name: str, skill: float, seed: int, with_urls: bool) -> None:
     lines = []
     for category, tasks in TOPICS.items():
         for task in tasks:
-            difficulty = rng.random()
-            p = min(1.0, max(0.0, skill + 0.55 - 1.1 * difficulty + rng.gauss(0, 0.1)))
-            if rng.random() < 0.3:
+            # A task is as hard for every agent (seeded by its name); agents differ in skill.
+            task_rng = random.Random(f"{category}/{task}")
+            difficulty = task_rng.random()
+            solid = task_rng.random() < 0.3
+            p = min(1.0, max(0.0, skill + 0.55 - 1.1 * difficulty + rng.gauss(0, 0.12)))
+            if solid:
                 p = 1.0 if p > 0.5 else 0.0  # many tasks are solid one way or the other
             runs = rng.randint(10, 20)
             for run in range(1, runs + 1):

@@ -20,8 +20,8 @@ import altair as alt
 import numpy as np
 import vl_convert
 
-from .report import Report, SetReport
-from .textout import percent
+from .report import ComparisonReport, Report, SetReport
+from .textout import fixed, percent
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
 WIDTH = 560
@@ -271,6 +271,50 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
     return _render(chart_id, title, description, chart.properties(title=title))
 
 
+def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
+    """Each shared task's plug-in pass^k under A (across) and B (up)."""
+    cmp = c.comparison
+    k, level = cmp.k, percent(cmp.confidence)
+    a_name, b_name = c.a.result_set.name, c.b.result_set.name
+    pa, pb = cmp.a.plugin, cmp.b.plugin
+    if len(cmp.shared) <= SCATTER_LIMIT:
+        rows = [{"a": float(pa[i]), "b": float(pb[i]), "tasks": 1} for i in range(len(cmp.shared))]
+    else:
+        cells: dict[tuple[float, float], int] = {}
+        for x, y in zip(np.round(pa * 50) / 50, np.round(pb * 50) / 50, strict=True):
+            cells[(float(x), float(y))] = cells.get((float(x), float(y)), 0) + 1
+        rows = [{"a": x, "b": y, "tasks": n} for (x, y), n in sorted(cells.items())]
+    diagonal = (
+        alt.Chart(alt.Data(values=[{"v": 0.0}, {"v": 1.0}]))
+        .mark_line(color=GREY, strokeDash=[4, 4])
+        .encode(
+            x=alt.X("v:Q", scale=_scale01(""), title=f"A: pass^{k}"),
+            y=alt.Y("v:Q", scale=_scale01(""), title=f"B: pass^{k}"),
+        )
+    )
+    points = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_circle(color=BLUE, opacity=0.6)
+        .encode(
+            x="a:Q",
+            y="b:Q",
+            size=alt.Size("tasks:Q", legend=None, scale=alt.Scale(range=[30, 300]))
+            if len(cmp.shared) > SCATTER_LIMIT
+            else alt.value(40),
+        )
+    )
+    d = cmp.plugin
+    title = f"pass^{k} per shared task, A against B"
+    description = (
+        f"Each circle is one of {len(cmp.shared)} shared tasks: across, its plug-in pass^{k} "
+        f"for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal favour A. "
+        f"Mean difference A - B: {fixed(d.estimate)}, {level} interval "
+        f"[{fixed(d.low)}, {fixed(d.high)}]."
+    )
+    chart = (diagonal + points).properties(width=300, height=300, title=title)
+    return _render(chart_id, title, description, chart)
+
+
 # ---------------------------------------------------------------- overview
 
 
@@ -325,13 +369,19 @@ def set_charts(s: SetReport) -> list[Chart]:
 class SiteCharts:
     overview: list[Chart]
     by_set: dict[str, list[Chart]]
+    by_comparison: dict[str, list[Chart]]
 
     @property
     def count(self) -> int:
-        return len(self.overview) + sum(len(charts) for charts in self.by_set.values())
+        groups = [self.overview, *self.by_set.values(), *self.by_comparison.values()]
+        return sum(len(charts) for charts in groups)
 
 
 def make_charts(report: Report) -> SiteCharts:
     """Every chart of the site: a few per result set, none per task."""
     overview = [comparison_chart(report, "comparison")] if len(report.sets) > 1 else []
-    return SiteCharts(overview=overview, by_set={s.id: set_charts(s) for s in report.sets})
+    return SiteCharts(
+        overview=overview,
+        by_set={s.id: set_charts(s) for s in report.sets},
+        by_comparison={c.id: [paired_chart(c, "paired")] for c in report.comparisons},
+    )

@@ -227,6 +227,70 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
+    from .analyze import comparison_text, run_compare
+    from .compare import comparison_json
+
+    k = _whole_number("-k", args.k, 1)
+    confidence = _confidence(args.confidence)
+    a, b, cmp = run_compare(args.a, args.b, k, confidence)
+    if args.format == "json":
+        doc = {"a": a.name, "b": b.name, **comparison_json(cmp)}
+        out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(comparison_text(a, b, cmp))
+    return EXIT_OK
+
+
+def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
+    from .analyze import find_result_set, plan_text
+    from .estimate import EstimateError
+    from .planner import (
+        plan,
+        plan_json,
+    )
+
+    confidence = _confidence(args.confidence)
+    target = _fraction("--target-halfwidth", args.target_halfwidth)
+    pass_rate = _fraction("--pass-rate", args.pass_rate)
+    task_sd = _fraction("--task-sd", args.task_sd)
+    correlation = None
+    if args.correlation is not None:
+        try:
+            correlation = float(args.correlation)
+        except ValueError:
+            raise UserError(f"--correlation: {args.correlation!r} is not a number") from None
+    tasks = None if args.tasks is None else _whole_number("--tasks", args.tasks, 2)
+    if args.report is not None:
+        observed = find_result_set(args.report, "--report")
+        if task_sd is None and observed.task_sd is not None:
+            task_sd = observed.task_sd
+        if tasks is None:
+            tasks = max(len(observed.counts), 2)
+    options: dict[str, float | int] = {}
+    for name, value in (
+        ("pass_rate", pass_rate),
+        ("task_sd", task_sd),
+        ("correlation", correlation),
+    ):
+        if value is not None:
+            options[name] = value
+    if tasks is not None:
+        options["tasks"] = tasks
+    assert target is not None  # the flag is required
+    if not 0 < target < 1:
+        raise UserError(f"--target-halfwidth: must lie strictly between 0 and 1, got {target}")
+    try:
+        result = plan(target, confidence, **options)  # type: ignore[arg-type]
+    except EstimateError as error:
+        raise UserError(str(error)) from None
+    if args.format == "json":
+        out.write(json.dumps(plan_json(result), indent=2) + "\n")
+    else:
+        out.write(plan_text(result))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reportgen",
@@ -327,6 +391,47 @@ def build_parser() -> argparse.ArgumentParser:
         help="which reliability@k to check (default plugin, the headline)",
     )
     check.set_defaults(handler=_run_check)
+
+    compare_cmd = commands.add_parser(
+        "compare",
+        help="paired comparison of two result sets on their shared tasks",
+        description="Compare result set A with B on the tasks both ran: per-task differences "
+        "A - B, their mean with a paired Student-t interval, the correlation, flipped tasks, "
+        "and tasks only one side ran.",
+        epilog="A and B are result files or built sites/report.json; add #ID to pick one "
+        "result set of several.\nexamples:\n  reportgen compare new.jsonl old.jsonl -k 3\n"
+        "  reportgen compare site#agent-beta-support-desk site#agent-alpha-support-desk",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compare_cmd.add_argument("a", metavar="A", help="result file or report, optionally #ID")
+    compare_cmd.add_argument("b", metavar="B", help="result file or report, optionally #ID")
+    _add_estimate_options(compare_cmd)
+    compare_cmd.set_defaults(handler=_run_compare)
+
+    plan_cmd = commands.add_parser(
+        "plan",
+        help="how many runs per task and how many tasks a target precision needs",
+        description="Answer 'how many runs per task, and how many tasks, do I need' for a target "
+        "interval half-width, and the smallest difference a paired comparison would detect.",
+        epilog="examples:\n  reportgen plan --target-halfwidth 0.05\n"
+        "  reportgen plan --target-halfwidth 0.05 --report site#agent-alpha-support-desk",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plan_cmd.add_argument(
+        "--target-halfwidth", required=True, metavar="H", help="wanted half-width, e.g. 0.05"
+    )
+    plan_cmd.add_argument("--pass-rate", metavar="P", help="assumed pass rate (default 0.5)")
+    plan_cmd.add_argument(
+        "--task-sd", metavar="S", help="sd of pass^k across tasks (default: observed, or 0.5)"
+    )
+    plan_cmd.add_argument("--correlation", metavar="R", help="between two models (default 0)")
+    plan_cmd.add_argument("--tasks", metavar="T", help="tasks for the detectable difference")
+    plan_cmd.add_argument("--report", metavar="SITE[#ID]", help="take S and T from a report")
+    plan_cmd.add_argument(
+        "--confidence", default=str(DEFAULT_CONFIDENCE), metavar="LEVEL", help="default 0.95"
+    )
+    plan_cmd.add_argument("--format", choices=["text", "json"], default="text")
+    plan_cmd.set_defaults(handler=_run_plan)
     return parser
 
 

@@ -32,7 +32,7 @@ from .content import TaskExample, render_content, task_view
 from .errors import UserError
 from .load import EXCLUDED, FAIL, PASS, TaskCounts
 from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
-from .report import Report, SetReport, report_json, task_csv_rows
+from .report import ComparisonReport, Report, SetReport, report_json, task_csv_rows
 from .textout import fixed, percent
 
 
@@ -211,6 +211,14 @@ class Renderer:
         yield self._page("404.html", "404.html")
         for s in report.sets:
             yield from self._set_pages(s)
+        for c in report.comparisons:
+            yield self._page(
+                "compare.html",
+                c.page,
+                c=c,
+                rows=_comparison_rows(c),
+                charts=self.charts.by_comparison[c.id],
+            )
         yield "report.json", _json_bytes(report_json(report))
         yield "report.schema.json", (Path(__file__).parent / "report.schema.json").read_bytes()
         for name, path in self.theme.asset_files().items():
@@ -283,6 +291,29 @@ class Renderer:
 PARALLEL_MIN_PAGES = 2000
 _CHUNK = 250
 _WORK: tuple[Renderer, SetReport, list[TaskExample], dict[int, int]] | None = None
+
+
+def _comparison_rows(c: ComparisonReport) -> list[dict[str, Any]]:
+    """Shared tasks, biggest regressions (A - B most negative) first, with both pages."""
+    cmp = c.comparison
+    page_a = {t.id: c.a.task_page(i) for i, t in enumerate(c.a.tasks)}
+    page_b = {t.id: c.b.task_page(i) for i, t in enumerate(c.b.tasks)}
+    rows = []
+    for i in cmp.ranked:
+        task_id = cmp.shared[i]
+        rows.append(
+            {
+                "id": task_id,
+                "a": f"{int(cmp.a.successes[i])}/{int(cmp.a.runs[i])}",
+                "b": f"{int(cmp.b.successes[i])}/{int(cmp.b.runs[i])}",
+                "plugin": float(cmp.diff_plugin[i]),
+                "unbiased": float(cmp.diff_unbiased[i]),
+                "pass_rate": float(cmp.diff_pass_rate[i]),
+                "href_a": page_a[task_id],
+                "href_b": page_b[task_id],
+            }
+        )
+    return rows
 
 
 def _worker_count(pages: int) -> int:

@@ -14,9 +14,22 @@ from typing import Any
 
 import numpy as np
 
+from .compare import Comparison, compare, comparison_json
 from .estimate import CurvePoint, SuiteEstimates, curve_over_k, estimate_suite
 from .load import ResultSet, TaskCounts
+from .planner import DEFAULT_TASK_SD, Plan, plan, plan_json
 from .serialize import Json, interval_json, number, reliability_json, task_json
+from .variance import (
+    ClusteredReliability,
+    TwoStageBootstrap,
+    VarianceDecomposition,
+    bootstrap_json,
+    clustered_json,
+    clustered_reliability,
+    decompose_variance,
+    decomposition_json,
+    two_stage_bootstrap,
+)
 
 
 @dataclass
@@ -30,10 +43,28 @@ class SetReport:
     task_slugs: list[str]
     curve: list[CurvePoint]
     warnings: list[str]
+    variance: VarianceDecomposition
+    bootstrap: TwoStageBootstrap
+    #: Cluster-robust interval by task category; None when no task has a category.
+    clustered: ClusteredReliability | None
+    #: How many runs and tasks a tighter interval would take, for a few targets.
+    plans: list[Plan]
 
     @property
     def page(self) -> str:
         return f"sets/{self.id}/index.html"
+
+    @property
+    def bootstrap_interval(self) -> tuple[float | None, float | None]:
+        """The two-stage bootstrap interval shown beside the t interval.
+
+        It is the percentile interval of the unbiased statistic's replicates:
+        with c* ~ Binomial(n, c/n), E[C(c*, k)/C(n, k)] = (c/n)^k, so these
+        replicates centre on the plug-in headline, while (c*/n)^k would drift
+        upward. Falls back to the plug-in replicates when some task has n < k.
+        """
+        chosen = self.bootstrap.unbiased or self.bootstrap.plugin
+        return chosen.low, chosen.high
 
     def task_page(self, i: int) -> str:
         return f"sets/{self.id}/tasks/{self.task_slugs[i]}.html"
@@ -47,12 +78,27 @@ class SetReport:
 
 
 @dataclass
+class ComparisonReport:
+    """Two result sets of the same suite compared on their shared tasks (A - B)."""
+
+    id: str
+    a: SetReport
+    b: SetReport
+    comparison: Comparison
+
+    @property
+    def page(self) -> str:
+        return f"compare/{self.id}.html"
+
+
+@dataclass
 class Report:
     title: str
     description: str
     k: int
     confidence: float
     sets: list[SetReport]
+    comparisons: list[ComparisonReport]
 
 
 # ---------------------------------------------------------------- slugs
@@ -126,6 +172,13 @@ def build_report(
         estimates = estimate_suite(
             successes, runs, k, confidence, labels=[f"task {t.id!r}" for t in tasks]
         )
+        categories = [t.category for t in tasks]
+        clustered = None
+        if any(categories):
+            # Tasks without a category form a cluster of their own.
+            labels = [c if c else "(no category)" for c in categories]
+            clustered = clustered_reliability(successes, runs, k, labels, confidence)
+        task_sd = estimates.plugin.sd if estimates.plugin.sd else DEFAULT_TASK_SD
         sets.append(
             SetReport(
                 id=set_id,
@@ -135,9 +188,46 @@ def build_report(
                 task_slugs=unique_slugs([t.id for t in tasks], "task"),
                 curve=curve_over_k(successes, runs, confidence),
                 warnings=warnings + list(estimates.warnings),
+                variance=decompose_variance(successes, runs),
+                bootstrap=two_stage_bootstrap(successes, runs, k, confidence),
+                clustered=clustered,
+                plans=[
+                    plan(h, confidence, task_sd=task_sd, tasks=max(len(tasks), 2))
+                    for h in PLAN_TARGETS
+                ],
             )
         )
-    return Report(title=title, description=description, k=k, confidence=confidence, sets=sets)
+    return Report(
+        title=title,
+        description=description,
+        k=k,
+        confidence=confidence,
+        sets=sets,
+        comparisons=compare_pairs(sets, k, confidence),
+    )
+
+
+#: Target half-widths the planner section of each result set's page answers for.
+PLAN_TARGETS = (0.10, 0.05, 0.02)
+
+
+def compare_pairs(sets: list[SetReport], k: int, confidence: float) -> list[ComparisonReport]:
+    """Every pair of result sets on the same suite (different models), in page order."""
+    pairs = [
+        (a, b)
+        for i, a in enumerate(sets)
+        for b in sets[i + 1 :]
+        if a.result_set.suite == b.result_set.suite
+    ]
+    ids = unique_slugs([f"{a.id}-vs-{b.id}" for a, b in pairs], "comparison", strict=False)
+    reports = []
+    for pair_id, (a, b) in zip(ids, pairs, strict=True):
+        counts_a = {t.id: (t.successes, t.runs) for t in a.tasks}
+        counts_b = {t.id: (t.successes, t.runs) for t in b.tasks}
+        if not set(counts_a) & set(counts_b):
+            continue  # nothing shared: there is no paired comparison to make
+        reports.append(ComparisonReport(pair_id, a, b, compare(counts_a, counts_b, k, confidence)))
+    return reports
 
 
 # ---------------------------------------------------------------- JSON views
@@ -187,6 +277,13 @@ def report_json(report: Report) -> Json:
                 "id": s.id,
                 "page": s.page,
                 **body,
+                "variance": decomposition_json(s.variance),
+                "bootstrap": {
+                    **bootstrap_json(s.bootstrap),
+                    "shown": dict(zip(("low", "high"), s.bootstrap_interval, strict=True)),
+                },
+                "clustered": None if s.clustered is None else clustered_json(s.clustered),
+                "planner": [plan_json(p) for p in s.plans],
                 "curve": [
                     {
                         "k": p.k,
@@ -198,6 +295,10 @@ def report_json(report: Report) -> Json:
                 ],
             }
         )
+    comparisons = [
+        {"id": c.id, "page": c.page, "a": c.a.id, "b": c.b.id, **comparison_json(c.comparison)}
+        for c in report.comparisons
+    ]
     return {
         "schema_version": 1,
         "title": report.title,
@@ -205,6 +306,7 @@ def report_json(report: Report) -> Json:
         "confidence": report.confidence,
         "k": report.k,
         "result_sets": sets,
+        "comparisons": comparisons,
     }
 
 

@@ -1,0 +1,153 @@
+"""The thin glue behind `reportgen compare` and `reportgen plan`.
+
+It finds result sets (in result files or in a built report.json), hands their
+counts to the pure modules compare.py and planner.py, and formats the answer
+for a terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .check import read_report
+from .compare import Comparison, compare
+from .errors import UserError
+from .load import Source, load_sources
+from .planner import Plan
+from .report import unique_slugs
+from .textout import fixed, percent, table
+
+
+@dataclass(frozen=True)
+class NamedCounts:
+    name: str
+    counts: dict[str, tuple[int, int]]
+    #: The plug-in sd across tasks, when the source is a report (for the planner).
+    task_sd: float | None = None
+
+
+def _is_report(path: Path) -> bool:
+    if path.is_dir():
+        return (path / "report.json").is_file()
+    return path.name.endswith("report.json") or (
+        path.suffix == ".json" and _looks_like_report(path)
+    )
+
+
+def _looks_like_report(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return b'"schema_version"' in handle.read(4096)
+    except OSError:
+        return False
+
+
+def find_result_set(spec: str, flag: str) -> NamedCounts:
+    """`PATH` or `PATH#ID`: a result file or a site/report.json, and which result set in it."""
+    path_text, _, wanted = spec.partition("#")
+    path = Path(path_text)
+    if _is_report(path):
+        doc = read_report(path, flag)
+        candidates = {
+            rs["id"]: NamedCounts(
+                rs["name"],
+                {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]},
+                rs["reliability_at_k"]["plugin"]["sd"],
+            )
+            for rs in doc["result_sets"]
+        }
+    else:
+        loaded = load_sources([Source(path)])
+        ids = unique_slugs([rs.name for rs in loaded.result_sets], "results", strict=False)
+        candidates = {
+            set_id: NamedCounts(rs.name, {t.id: (t.successes, t.runs) for t in rs.evaluated_tasks})
+            for set_id, rs in zip(ids, loaded.result_sets, strict=True)
+        }
+    if wanted:
+        if wanted not in candidates:
+            raise UserError(
+                f"{flag}: {path} has no result set {wanted!r}; it has {', '.join(candidates)}"
+            )
+        return candidates[wanted]
+    if len(candidates) > 1:
+        raise UserError(
+            f"{flag}: {path} holds {len(candidates)} result sets; pick one as "
+            f"{path}#ID with ID one of {', '.join(candidates)}"
+        )
+    return next(iter(candidates.values()))
+
+
+def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
+    k, level = cmp.k, percent(cmp.confidence)
+    lines = [
+        f"A = {a.name}, B = {b.name}: {len(cmp.shared)} shared tasks, k = {k}, "
+        f"paired {level} intervals of the mean difference A - B",
+        "",
+    ]
+    rows = []
+    for label, d in (
+        (f"pass^{k} plug-in", cmp.plugin),
+        (f"pass^{k} unbiased", cmp.unbiased),
+        ("pass rate", cmp.pass_rate),
+    ):
+        interval = (
+            "[n/a]" if d.low is None or d.high is None else f"[{fixed(d.low)}, {fixed(d.high)}]"
+        )
+        verdict = (
+            "no interval"
+            if d.low is None or d.high is None
+            else "A higher"
+            if d.low > 0
+            else "B higher"
+            if d.high < 0
+            else "includes 0"
+        )
+        rows.append([label, fixed(d.estimate), interval, verdict])
+    lines.append(
+        table(
+            ["difference", "A - B", f"{level} interval", "reading"],
+            rows,
+            [False, True, True, False],
+        )
+    )
+    lines.append(f"correlation of per-task pass^{k}: {fixed(cmp.correlation)}")
+    for label, ids in (
+        ("solved every run only by A", cmp.a_only_solved),
+        ("solved every run only by B", cmp.b_only_solved),
+        ("only in A", cmp.only_in_a),
+        ("only in B", cmp.only_in_b),
+    ):
+        lines.append(f"{label} ({len(ids)}): {', '.join(ids) or 'none'}")
+    worst = [
+        [cmp.shared[i], fixed(cmp.diff_plugin[i]), fixed(cmp.diff_pass_rate[i])]
+        for i in cmp.ranked[:10]
+    ]
+    lines.append("")
+    lines.append("biggest regressions (A - B):")
+    lines.append(table(["task", f"pass^{k}", "pass rate"], worst, [False, True, True]))
+    lines.extend(f"warning: {w}" for w in cmp.warnings)
+    return "\n".join(lines) + "\n"
+
+
+def run_compare(
+    spec_a: str, spec_b: str, k: int, confidence: float
+) -> tuple[NamedCounts, NamedCounts, Comparison]:
+    a = find_result_set(spec_a, "A")
+    b = find_result_set(spec_b, "B")
+    if not set(a.counts) & set(b.counts):
+        raise UserError(f"{a.name!r} and {b.name!r} share no task ids: nothing to compare")
+    return a, b, compare(a.counts, b.counts, k, confidence)
+
+
+def plan_text(result: Plan) -> str:
+    level = percent(result.confidence)
+    dd = result.detectable_difference
+    return (
+        f"to pin an estimate to within ±{fixed(result.target_halfwidth)} at {level}:\n"
+        f"  runs per task: {result.runs_per_task} (Wilson interval at a pass rate of "
+        f"{fixed(result.pass_rate)})\n"
+        f"  tasks:         {result.tasks} (Student-t, across-task sd {fixed(result.task_sd)})\n"
+        f"with {dd.tasks} tasks, a paired comparison detects a difference of about "
+        f"{fixed(dd.value)} at {percent(dd.power)} power (correlation {fixed(dd.correlation)})\n"
+    )

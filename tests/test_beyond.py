@@ -1,0 +1,198 @@
+"""Beyond one number, as users meet it: comparison pages, planner, variance and categories
+on the site and in report.json, and the `reportgen compare` and `reportgen plan` commands."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import markupsafe
+import pytest
+
+from reportgen.cli import main
+from reportgen.compare import compare, comparison_json
+from reportgen.planner import plan, plan_json
+from reportgen.variance import decompose_variance, two_stage_bootstrap
+
+from .conftest import ROOT
+
+ALPHA = ROOT / "example/results/agent-alpha.jsonl"
+BETA = ROOT / "example/results/agent-beta.jsonl"
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    out = io.StringIO()
+    return main(argv, out=out), out.getvalue()
+
+
+def report(site: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((site / "report.json").read_text())
+
+
+def counts(rs: dict) -> dict[str, tuple[int, int]]:  # type: ignore[type-arg]
+    return {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]}
+
+
+def test_report_json_carries_the_comparison_of_models_on_one_suite(example_site: Path) -> None:
+    doc = report(example_site)
+    jsonschema.validate(doc, json.loads((ROOT / "reportgen/report.schema.json").read_text()))
+    (cmp,) = doc["comparisons"]  # the τ-bench set is another suite: not compared
+    sets = {rs["id"]: rs for rs in doc["result_sets"]}
+    a, b = sets[cmp["a"]], sets[cmp["b"]]
+    assert (a["model"], b["model"]) == ("agent-alpha", "agent-beta")
+    expected = comparison_json(compare(counts(a), counts(b), doc["k"], doc["confidence"]))
+    assert {key: cmp[key] for key in expected} == expected
+    assert cmp["shared_tasks"] == 40 and cmp["only_in_a"] == [] and cmp["only_in_b"] == []
+    assert (example_site / cmp["page"]).is_file()
+
+
+def test_comparison_page_shows_differences_flips_and_both_task_pages(example_site: Path) -> None:
+    cmp = report(example_site)["comparisons"][0]
+    page = (example_site / cmp["page"]).read_text()
+    d = cmp["difference"]["plugin"]
+    assert f"{d['estimate']:.3f}" in page and f"[{d['low']:.3f}, {d['high']:.3f}]" in page
+    assert f"{cmp['correlation']:.3f}" in page
+    for task in cmp["flipped"]["a_only_solved"] + cmp["flipped"]["b_only_solved"]:
+        assert str(markupsafe.escape(task)) in page
+    worst = cmp["tasks"][0]
+    assert page.index(f">{worst['id']} <") < page.index(f">{cmp['tasks'][-1]['id']} <")
+    assert 'id="chart-paired"' in page
+    overview = (example_site / "index.html").read_text()
+    assert cmp["page"] in overview
+
+
+def test_set_page_shows_variance_bootstrap_categories_and_planner(example_site: Path) -> None:
+    rs = report(example_site)["result_sets"][0]
+    page = (example_site / rs["page"]).read_text()
+    successes = [t["successes"] for t in rs["tasks"]]
+    runs = [t["runs"] for t in rs["tasks"]]
+    variance = decompose_variance(successes, runs)
+    assert f"{variance.flaky_tasks} of {variance.tasks} tasks" in page
+    assert f"{variance.within:.3f}" in page and f"{variance.between:.3f}" in page
+    boot = two_stage_bootstrap(successes, runs, 3)
+    assert boot.unbiased is not None
+    shown = rs["bootstrap"]["shown"]
+    assert (shown["low"], shown["high"]) == (boot.unbiased.low, boot.unbiased.high)
+    assert f"[{shown['low']:.3f}, {shown['high']:.3f}]" in page
+    clustered = rs["clustered"]
+    assert clustered["clusters"] == 4  # billing, shipping, account, returns
+    assert f"[{clustered['plugin']['low']:.3f}, {clustered['plugin']['high']:.3f}]" in page
+    for category in ("billing", "shipping", "account", "returns"):
+        assert f'<th scope="row">{category}</th>' in page
+    sd = rs["reliability_at_k"]["plugin"]["sd"]
+    for entry in rs["planner"]:
+        expected = plan_json(plan(entry["target_halfwidth"], 0.95, task_sd=sd, tasks=40))
+        assert entry == expected
+        assert f'<td class="num">{entry["runs_per_task"]}</td>' in page
+
+
+def test_tau_bench_set_has_no_categories(example_site: Path) -> None:
+    tau = next(rs for rs in report(example_site)["result_sets"] if rs["format"] == "tau-bench")
+    assert tau["clustered"] is None
+    assert "By category" not in (example_site / tau["page"]).read_text()
+
+
+# ------------------------------------------------------------ reportgen compare
+
+
+def test_compare_files_json_matches_the_core() -> None:
+    status, text = run(["compare", str(BETA), str(ALPHA), "-k", "3", "--format", "json"])
+    assert status == 0
+    doc = json.loads(text)
+    for key in ("shared_tasks", "only_in_a", "only_in_b", "difference", "correlation", "tasks"):
+        assert key in doc
+    assert doc["a"] == "agent-beta · support-desk"
+    diff = doc["difference"]["plugin"]
+    assert set(diff) == {"estimate", "low", "high", "sd", "t", "df"}
+    assert diff["df"] == 39 and diff["low"] > 0  # beta is reliably better on these tasks
+    regressions = [t["difference"]["plugin"] for t in doc["tasks"]]
+    assert regressions == sorted(regressions)
+
+
+def test_compare_swapped_negates(example_site: Path) -> None:
+    ids = [rs["id"] for rs in report(example_site)["result_sets"][:2]]
+    site = str(example_site)
+    _, ab = run(["compare", f"{site}#{ids[0]}", f"{site}#{ids[1]}", "--format", "json"])
+    _, ba = run(["compare", f"{site}#{ids[1]}", f"{site}#{ids[0]}", "--format", "json"])
+    d_ab, d_ba = json.loads(ab)["difference"]["plugin"], json.loads(ba)["difference"]["plugin"]
+    assert d_ab["estimate"] == pytest.approx(-d_ba["estimate"], abs=1e-12)
+    assert d_ab["low"] == pytest.approx(-d_ba["high"], abs=1e-12)
+
+
+def test_compare_text_names_both_sides_and_lists_unshared_tasks(tmp_path: Path) -> None:
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(
+        BETA.read_text()
+        + '{"suite": "support-desk", "model": "agent-beta", "task": "new-task", "passed": true}\n'
+    )
+    status, text = run(["compare", str(extra), str(ALPHA)])
+    assert status == 0
+    assert "A = agent-beta · support-desk, B = agent-alpha · support-desk" in text
+    assert "only in A (1): new-task" in text and "only in B (0): none" in text
+    assert "95% interval" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["SITE", str(ALPHA)], "holds 3 result sets; pick one"),
+        (["SITE#nope", str(ALPHA)], "has no result set 'nope'"),
+        ([str(ALPHA), "missing.jsonl"], "missing.jsonl: no such file"),
+    ],
+)
+def test_compare_errors(
+    example_site: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [a.replace("SITE", str(example_site)) for a in args]
+    assert run(["compare", *argv])[0] == 2
+    assert message in capsys.readouterr().err
+
+
+def test_compare_without_shared_tasks_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"task": "zzz", "passed": true}\n')
+    assert run(["compare", str(other), str(ALPHA)])[0] == 2
+    assert "share no task ids" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ reportgen plan
+
+
+def test_plan_json_has_the_documented_keys_and_core_values() -> None:
+    status, text = run(["plan", "--target-halfwidth", "0.05", "--format", "json"])
+    assert status == 0
+    doc = json.loads(text)
+    assert {"target_halfwidth", "confidence", "runs_per_task", "tasks"} <= set(doc)
+    assert doc == plan_json(plan(0.05, 0.95))
+    assert doc["runs_per_task"] == 381  # Wilson half-width at p = 0.5 first <= 0.05 at n = 381
+
+
+def test_plan_takes_the_observed_spread_from_a_report(example_site: Path) -> None:
+    rs = report(example_site)["result_sets"][0]
+    spec = f"{example_site}#{rs['id']}"
+    _, text = run(["plan", "--target-halfwidth", "0.05", "--report", spec, "--format", "json"])
+    doc = json.loads(text)
+    assert doc["task_sd"] == rs["reliability_at_k"]["plugin"]["sd"]
+    assert doc["detectable_difference"]["tasks"] == len(rs["tasks"])
+    _, words = run(["plan", "--target-halfwidth", "0.05", "--report", spec])
+    assert f"tasks:         {doc['tasks']}" in words
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target-halfwidth", "0"], "--target-halfwidth"),
+        (["--target-halfwidth", "x"], "'x' is not a number"),
+        (["--target-halfwidth", "0.05", "--pass-rate", "2"], "--pass-rate"),
+        (["--target-halfwidth", "0.05", "--tasks", "1"], "--tasks: must be at least 2"),
+        (["--target-halfwidth", "0.05", "--confidence", "1.5"], "--confidence"),
+    ],
+)
+def test_plan_errors(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", *args])[0] == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
