@@ -63,8 +63,22 @@ class SetReport:
         replicates centre on the plug-in headline, while (c*/n)^k would drift
         upward. Falls back to the plug-in replicates when some task has n < k.
         """
-        chosen = self.bootstrap.unbiased or self.bootstrap.plugin
+        unbiased = self.bootstrap.unbiased
+        chosen = unbiased if unbiased is not None and unbiased.low is not None else None
+        chosen = chosen or self.bootstrap.plugin
         return chosen.low, chosen.high
+
+    @property
+    def bootstrap_note(self) -> str | None:
+        """A caution when the shown bootstrap interval misses the plug-in headline."""
+        low, high = self.bootstrap_interval
+        estimate = self.estimates.plugin.estimate
+        if low is None or high is None or estimate is None or low <= estimate <= high:
+            return None
+        return (
+            f"The bootstrap interval does not contain the plug-in estimate {estimate:.3f}: "
+            "with so few runs per task, redrawing runs shifts pass^k noticeably."
+        )
 
     def task_page(self, i: int) -> str:
         return f"sets/{self.id}/tasks/{self.task_slugs[i]}.html"
