@@ -28,7 +28,9 @@ TOPICS = {
 }
 
 
-def write_agent(name: str, skill: float, seed: int, with_urls: bool) -> None:
+def write_agent(
+    name: str, skill: float, seed: int, with_urls: bool, folder: Path = HERE / "results"
+) -> Path:
     rng = random.Random(seed)
     lines = []
     for category, tasks in TOPICS.items():
@@ -51,9 +53,33 @@ def write_agent(name: str, skill: float, seed: int, with_urls: bool) -> None:
                     record["url"] = f"https://transcripts.example.org/{name}/{task}/{run}"
                 lines.append(json.dumps(record))
     rng.shuffle(lines)  # harnesses finish runs out of order
-    (HERE / "results" / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = folder / f"{name}.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_history() -> None:
+    """history.jsonl: three earlier monthly builds, the agents improving a little each time."""
+    import tempfile
+
+    from reportgen.history import build_entry, history_bytes
+    from reportgen.load import Source, load_sources
+    from reportgen.report import build_report
+
+    entries = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for month, (alpha, beta) in enumerate([(0.40, 0.52), (0.47, 0.60), (0.50, 0.60)]):
+            paths = [
+                write_agent("agent-alpha", alpha, 10 + month, False, Path(tmp)),
+                write_agent("agent-beta", beta, 20 + month, False, Path(tmp)),
+            ]
+            loaded = load_sources([Source(p) for p in paths])
+            report = build_report(loaded.result_sets, "", "", 3, 0.95)
+            entries.append(build_entry(report, f"2026-{9 + month:02d}"))
+    (HERE / "history.jsonl").write_bytes(history_bytes(entries))
 
 
 if __name__ == "__main__":
     write_agent("agent-alpha", skill=0.55, seed=1, with_urls=True)
     write_agent("agent-beta", skill=0.65, seed=2, with_urls=False)
+    write_history()

@@ -15,6 +15,7 @@ from .cache import key as cache_key
 from .chart import SiteCharts, make_charts
 from .config import Config
 from .errors import UserError
+from .history import default_label, read_history, with_history
 from .load import Loaded, load_sources
 from .render import SiteOptions, Theme, render_site
 from .report import build_report
@@ -98,8 +99,15 @@ def build(
     inputs_key = cache_key(
         [(s, file_digest(s.path) if s.path.is_file() else None) for s in config.result_sets]
     )
+    previous_history = read_history(config.history) if config.history is not None else None
+    label = None
+    if previous_history is not None:
+        cwd = config.path.parent if config.path is not None else Path.cwd()
+        label = config.label or default_label(previous_history, cwd)
+    history_key = cache_key(previous_history, label)
     site_key = cache_key(
         inputs_key,
+        history_key,
         config.title,
         config.description,
         config.k,
@@ -138,8 +146,13 @@ def build(
     report = build_report(
         loaded.result_sets, config.title, config.description, config.k, config.confidence
     )
+    if previous_history is not None:
+        assert label is not None
+        if config.history is not None and not config.history.exists():
+            progress.note(f"no history at {config.history} yet: starting one with {label!r}")
+        report.history = with_history(report, previous_history, label)
     progress.update("drawing charts")
-    charts_key = cache_key(inputs_key, config.k, config.confidence)
+    charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     charts = cache.get("charts", charts_key) if cache is not None else None
     if isinstance(charts, SiteCharts):
         reused.append(f"{charts.count} charts")

@@ -20,6 +20,7 @@ import altair as alt
 import numpy as np
 import vl_convert
 
+from .history import TrendPoint
 from .report import ComparisonReport, Report, SetReport
 from .textout import fixed, percent
 
@@ -46,10 +47,23 @@ class Chart:
 
 def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
     spec: dict[str, Any] = chart.to_dict()
+    spec["padding"] = {"left": 8, "right": 24, "top": 8, "bottom": 8}
     spec["config"] = {
-        "font": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
+        # The generic family, so the browser draws text in about the width that
+        # vl-convert measured it (a named UI font may be much wider or missing).
+        "font": "sans-serif",
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e5e5e5"},
-        "legend": {"labelFontSize": 12, "titleFontSize": 12, "orient": "bottom"},
+        "axisQuantitative": {"tickCount": 5},
+        # Two columns: labels are measured with vl-convert's fonts, not the browser's,
+        # so a single row of long labels can overlap when the page renders them wider.
+        "legend": {
+            "labelFontSize": 12,
+            "titleFontSize": 12,
+            "orient": "bottom",
+            "columns": 2,
+            "columnPadding": 24,
+            "labelLimit": 260,
+        },
         "title": {"fontSize": 14, "anchor": "start"},
         "view": {"stroke": None},
     }
@@ -261,8 +275,8 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
             else alt.value(40),
         )
     )
-    chart = (diagonal + power + points).properties(width=300, height=300)
-    title = f"Pass rate against pass^{k}: the gap below the diagonal"
+    chart = (diagonal + power + points).properties(width=340, height=300)
+    title = f"Pass rate against pass^{k}"
     description = (
         f"Each circle is a task: across, its single-run pass rate; up, its plug-in pass^{k}. "
         f"The dashed diagonal is where they would be equal; the solid curve is x^{k}. "
@@ -313,6 +327,71 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     )
     chart = (diagonal + points).properties(width=300, height=300, title=title)
     return _render(chart_id, title, description, chart)
+
+
+def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> Chart:
+    """reliability@k (plug-in, unbiased) and the pass rate at each build, with intervals."""
+    names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
+    labels = [p.label for p in points]
+    rows = []
+    for order, p in enumerate(points):
+        for series, interval in zip(names, (p.plugin, p.unbiased, p.pass_rate), strict=True):
+            if interval.estimate is None:
+                continue
+            rows.append(
+                {
+                    "build": p.label,
+                    "order": order,
+                    "series": series,
+                    "estimate": interval.estimate,
+                    "low": interval.estimate if interval.low is None else interval.low,
+                    "high": interval.estimate if interval.high is None else interval.high,
+                    "marked": "changed beyond noise" if p.significant else "within noise",
+                }
+            )
+    data = alt.Data(values=rows)
+    x = alt.X("build:N", sort=labels, title="build", axis=alt.Axis(labelAngle=0, labelLimit=90))
+    colour = alt.Color(
+        "series:N", scale=alt.Scale(domain=names, range=[BLUE, GREEN, ORANGE]), title=None
+    )
+    offset = alt.XOffset("series:N", scale=alt.Scale(domain=names))
+    bars = (
+        alt.Chart(data)
+        .mark_rule(strokeWidth=2)
+        .encode(
+            x=x,
+            xOffset=offset,
+            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
+            y2="high:Q",
+            color=colour,
+        )
+    )
+    dots = (
+        alt.Chart(data)
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=x,
+            xOffset=offset,
+            y="estimate:Q",
+            color=colour,
+            shape=alt.Shape(
+                "marked:N",
+                scale=alt.Scale(
+                    domain=["within noise", "changed beyond noise"], range=["circle", "diamond"]
+                ),
+                title=None,
+            ),
+        )
+    )
+    chart = (bars + dots).properties(width=max(240, 90 * len(points)), height=240)
+    title = f"reliability@{k} and pass rate by build, {level} intervals"
+    description = (
+        f"For each of {len(points)} builds, oldest first: reliability@{k} (plug-in and "
+        "unbiased) and the mean pass rate, each with its interval. A diamond marks a build "
+        "whose change from the previous one is larger than the noise (its paired interval "
+        "excludes zero). The table below has the same numbers."
+    )
+    return _render(chart_id, title, description, chart.properties(title=title))
 
 
 # ---------------------------------------------------------------- overview
@@ -370,18 +449,32 @@ class SiteCharts:
     overview: list[Chart]
     by_set: dict[str, list[Chart]]
     by_comparison: dict[str, list[Chart]]
+    by_trend: dict[str, list[Chart]]
 
     @property
     def count(self) -> int:
-        groups = [self.overview, *self.by_set.values(), *self.by_comparison.values()]
+        groups = [
+            self.overview,
+            *self.by_set.values(),
+            *self.by_comparison.values(),
+            *self.by_trend.values(),
+        ]
         return sum(len(charts) for charts in groups)
 
 
 def make_charts(report: Report) -> SiteCharts:
     """Every chart of the site: a few per result set, none per task."""
     overview = [comparison_chart(report, "comparison")] if len(report.sets) > 1 else []
+    by_trend = {}
+    if report.history is not None:
+        level = percent(report.confidence)
+        by_trend = {
+            set_id: [trend_chart(points, report.k, level, "trend")]
+            for set_id, points in report.history.trends.items()
+        }
     return SiteCharts(
         overview=overview,
         by_set={s.id: set_charts(s) for s in report.sets},
         by_comparison={c.id: [paired_chart(c, "paired")] for c in report.comparisons},
+        by_trend=by_trend,
     )

@@ -90,3 +90,40 @@ def check_report(
                     f"{name}: {label} {old_value:.3f} -> {value:.3f}, within {max_drop:.3f}"
                 )
     return Verdict(failures=failures, passes=passes)
+
+
+def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
+    """The build before the current one in a history.jsonl, shaped like a report.json.
+
+    Values are recomputed from the stored counts with the report's k and
+    confidence, so the comparison is like for like.
+    """
+    from .estimate import estimate_suite
+    from .history import read_history
+    from .serialize import reliability_json
+
+    entries = read_history(path)
+    current = (report.get("history") or {}).get("label")
+    earlier = [e for e in entries if e["label"] != current]
+    if current is not None:
+        labels = [e["label"] for e in entries]
+        if current in labels:
+            earlier = entries[: labels.index(current)]
+    if not earlier:
+        raise UserError(f"--baseline: {path} has no build before this one to compare with")
+    entry = earlier[-1]
+    sets = []
+    for rs in entry["result_sets"]:
+        counts = list(rs["tasks"].values())
+        suite = estimate_suite(
+            [c for c, _ in counts], [n for _, n in counts], report["k"], report["confidence"]
+        )
+        sets.append(
+            {
+                "suite": rs["suite"],
+                "model": rs["model"],
+                "name": rs["name"],
+                "reliability_at_k": reliability_json(suite),
+            }
+        )
+    return {"schema_version": 1, "label": entry["label"], "result_sets": sets}

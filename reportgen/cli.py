@@ -146,11 +146,11 @@ def _config_for(args: argparse.Namespace) -> Config:
         config.k = _whole_number("-k", args.k, 1)
     if args.confidence is not None:
         config.confidence = _confidence(args.confidence)
-    for flag in ("title", "description", "base_url", "base_path"):
+    for flag in ("title", "description", "base_url", "base_path", "label"):
         value = getattr(args, flag, None)
         if value is not None:
             setattr(config, flag, value)
-    for flag in ("output", "templates", "content"):
+    for flag in ("output", "templates", "content", "history"):
         value = getattr(args, flag, None)
         if value is not None:
             setattr(config, flag, value)
@@ -206,7 +206,7 @@ def _fraction(flag: str, text: str | None) -> float | None:
 
 
 def _run_check(args: argparse.Namespace, out: TextIO) -> int:
-    from .check import check_report, read_report
+    from .check import baseline_from_history, check_report, read_report
 
     minimum = _fraction("--min-reliability", args.min_reliability)
     max_drop = _fraction("--max-drop", args.max_drop)
@@ -215,7 +215,13 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     if minimum is None and args.baseline is None:
         raise UserError("give --min-reliability X, or --baseline OLD --max-drop X, or both")
     report = read_report(args.report, "report")
-    baseline = read_report(args.baseline, "--baseline") if args.baseline else None
+    baseline = None
+    if args.baseline is not None:
+        if args.baseline.suffix == ".jsonl":
+            baseline = baseline_from_history(args.baseline, report)
+            out.write(f"baseline: build {baseline['label']} of {args.baseline}\n")
+        else:
+            baseline = read_report(args.baseline, "--baseline")
     verdict = check_report(report, minimum, baseline, max_drop, args.estimator)
     for line in verdict.passes:
         out.write(f"ok    {line}\n")
@@ -352,6 +358,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace an output folder reportgen did not write"
     )
     build_cmd.add_argument(
+        "--history",
+        type=Path,
+        metavar="FILE",
+        help="history.jsonl of earlier builds (for example the published site's) to extend",
+    )
+    build_cmd.add_argument(
+        "--label", help="this build's name in the history (default: the git commit)"
+    )
+    build_cmd.add_argument(
         "--no-cache",
         action="store_true",
         help="ignore and do not update .reportgen-cache/ beside the output",
@@ -377,12 +392,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="A CI gate: exit 1 naming each result set whose reliability@k is below "
         "--min-reliability, or dropped by more than --max-drop against --baseline; else 0.",
         epilog="examples:\n  reportgen check site --min-reliability 0.5\n"
-        "  reportgen check site --baseline old/report.json --max-drop 0.05",
+        "  reportgen check site --baseline old/report.json --max-drop 0.05\n"
+        "  reportgen check site --baseline site/history.jsonl --max-drop 0.05",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("report", type=Path, metavar="SITE_OR_REPORT", help="site or report.json")
     check.add_argument("--min-reliability", metavar="X", help="lowest acceptable reliability@k")
-    check.add_argument("--baseline", type=Path, metavar="OLD", help="earlier site or report.json")
+    check.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="OLD",
+        help="earlier site or report.json, or a history.jsonl (its build before this one)",
+    )
     check.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
     check.add_argument(
         "--estimator",

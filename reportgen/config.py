@@ -33,6 +33,10 @@ class Config:
     base_url: str | None = None
     templates: Path | None = None
     content: Path | None = None
+    #: history.jsonl of earlier builds to extend (a missing file starts a new history).
+    history: Path | None = None
+    #: This build's label in the history (default: the commit, else a counter).
+    label: str | None = None
     result_sets: list[Source] = field(default_factory=list)
     #: Where the config came from (None when built from files on the command line).
     path: Path | None = None
@@ -96,7 +100,7 @@ def load_config(path: Path) -> Config:
         where = f"{name}: {key}"
         if key not in _TOP_KEYS:
             problems.add(f"{name}: unknown key {key!r}{did_you_mean(str(key), _TOP_KEYS)}")
-        elif key in ("title", "description", "base_path", "base_url"):
+        elif key in ("title", "description", "base_path", "base_url", "label"):
             text = _text(where, value, problems)
             if text is not None:
                 setattr(config, key, text)
@@ -108,7 +112,7 @@ def load_config(path: Path) -> Config:
             k = check_k(where, value, problems)
             if k is not None:
                 config.k = k
-        elif key in ("output", "templates", "content"):
+        elif key in ("output", "templates", "content", "history"):
             text = _text(where, value, problems)
             if text is not None:
                 setattr(config, key, Path(os.path.normpath(base / text)))

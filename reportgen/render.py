@@ -30,6 +30,7 @@ from . import __version__
 from .chart import SiteCharts
 from .content import TaskExample, render_content, task_view
 from .errors import UserError
+from .history import HISTORY_FILE, history_bytes
 from .load import EXCLUDED, FAIL, PASS, TaskCounts
 from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .report import ComparisonReport, Report, SetReport, report_json, task_csv_rows
@@ -158,6 +159,7 @@ class Renderer:
                 path=path,
                 nav=nav,
                 options=self.options,
+                history=self.report.history,
                 **context,
             )
         except jinja2.TemplateNotFound as error:
@@ -219,6 +221,16 @@ class Renderer:
                 rows=_comparison_rows(c),
                 charts=self.charts.by_comparison[c.id],
             )
+        if report.history is not None:
+            yield HISTORY_FILE, history_bytes(report.history.entries)
+            for s in report.sets:
+                yield self._page(
+                    "trend.html",
+                    f"sets/{s.id}/trend.html",
+                    s=s,
+                    points=report.history.trends[s.id],
+                    charts=self.charts.by_trend[s.id],
+                )
         yield "report.json", _json_bytes(report_json(report))
         yield "report.schema.json", (Path(__file__).parent / "report.schema.json").read_bytes()
         for name, path in self.theme.asset_files().items():

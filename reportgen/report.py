@@ -10,7 +10,7 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from .estimate import CurvePoint, SuiteEstimates, curve_over_k, estimate_suite
 from .load import ResultSet, TaskCounts
 from .planner import DEFAULT_TASK_SD, Plan, plan, plan_json
 from .serialize import Json, interval_json, number, reliability_json, task_json
+
+if TYPE_CHECKING:
+    from .history import SiteHistory
 from .variance import (
     ClusteredReliability,
     TwoStageBootstrap,
@@ -113,6 +116,8 @@ class Report:
     confidence: float
     sets: list[SetReport]
     comparisons: list[ComparisonReport]
+    #: Earlier builds and this one, when the build was given a history.
+    history: SiteHistory | None = None
 
 
 # ---------------------------------------------------------------- slugs
@@ -321,7 +326,14 @@ def report_json(report: Report) -> Json:
         "k": report.k,
         "result_sets": sets,
         "comparisons": comparisons,
+        "history": None if report.history is None else _history_json(report.history),
     }
+
+
+def _history_json(history: SiteHistory) -> Json:
+    from .history import history_json  # history imports this module
+
+    return history_json(history)
 
 
 def task_csv_rows(s: SetReport) -> list[list[Any]]:

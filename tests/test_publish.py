@@ -220,6 +220,8 @@ def test_workflow_example_uses_the_pages_actions() -> None:
         assert any(u.startswith(action + "@") for u in steps), action
     runs = " ".join(s.get("run", "") for job in workflow["jobs"].values() for s in job["steps"])
     assert "reportgen build" in runs and "--base-url" in runs and "reportgen check" in runs
+    assert "--history history.jsonl" in runs and "history.jsonl" in runs.split("reportgen build")[0]
+    assert "--baseline site/history.jsonl" in runs
     assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
 
 

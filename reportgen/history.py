@@ -1,0 +1,303 @@
+"""History across builds: one JSON line per build, carried from site to site.
+
+Each line holds, for every result set, the build's label, the per-task counts
+and the headline estimates with their intervals. A build reads the previous
+history (a file, or the published site's history.jsonl fetched by CI), adds or
+replaces its own entry, and writes the result into the new site, so the file
+is swapped in with the rest of the site only when the build is complete.
+
+Labels never come from the wall clock (builds must be reproducible): --label,
+else the commit (GITHUB_SHA or git), else SOURCE_DATE_EPOCH, else a counter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .compare import Comparison, compare
+from .errors import Problems, UserError
+from .estimate import SuiteInterval, estimate_suite, mean_with_t_interval
+from .load import json_loads
+from .report import Report, SetReport
+from .serialize import Json, interval_json
+
+HISTORY_FILE = "history.jsonl"
+SCHEMA_VERSION = 1
+
+
+# ---------------------------------------------------------------- labels
+
+
+def _git_commit(cwd: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None
+
+
+def default_label(entries: Sequence[Json], cwd: Path) -> str:
+    """The commit if known, else the pinned build time, else the next build number."""
+    sha = os.environ.get("GITHUB_SHA", "").strip()
+    if sha:
+        return sha[:7]
+    commit = _git_commit(cwd)
+    if commit:
+        return commit
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC).strftime("%Y-%m-%d %H:%M")
+    return f"build {len(entries) + 1}"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_history(path: Path) -> list[Json]:
+    """Entries of a history file, oldest first; every problem names its line."""
+    if not path.exists():
+        return []  # the first build of a report has no history yet
+    if path.is_dir():
+        raise UserError(f"--history: {path} is a folder; give its {HISTORY_FILE}")
+    problems = Problems()
+    entries: list[Json] = []
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as error:
+        raise UserError(f"--history: {path}: cannot read ({error.strerror})") from None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            entry = json_loads(raw)
+        except (UnicodeDecodeError, ValueError) as error:
+            problems.add(f"{where}: not a JSON history entry ({error})")
+            continue
+        problem = _entry_problem(entry)
+        if problem:
+            problems.add(f"{where}: {problem}")
+            continue
+        entries.append(entry)
+    problems.raise_if_any()
+    return entries
+
+
+def _entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return "expected an object with label and result_sets"
+    if entry.get("schema_version") != SCHEMA_VERSION:
+        return f"schema_version must be {SCHEMA_VERSION}"
+    if not isinstance(entry.get("label"), str) or not entry["label"].strip():
+        return "label: expected a non-empty string"
+    sets = entry.get("result_sets")
+    if not isinstance(sets, list):
+        return "result_sets: expected a list"
+    for i, rs in enumerate(sets):
+        if not isinstance(rs, dict):
+            return f"result_sets[{i}]: expected an object"
+        for key in ("suite", "model", "name"):
+            if not isinstance(rs.get(key), str):
+                return f"result_sets[{i}].{key}: expected a string"
+        tasks = rs.get("tasks")
+        if not isinstance(tasks, dict):
+            return f"result_sets[{i}].tasks: expected an object of task id to [successes, runs]"
+        for task, counts in tasks.items():
+            ok = (
+                isinstance(counts, list)
+                and len(counts) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in counts)
+                and 0 <= counts[0] <= counts[1]
+                and counts[1] >= 1
+            )
+            if not ok:
+                return f"result_sets[{i}].tasks[{task!r}]: expected [successes, runs]"
+        if not isinstance(rs.get("reliability_at_k"), dict):
+            return f"result_sets[{i}].reliability_at_k: missing"
+    return None
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _pass_rate_interval(s: SetReport) -> SuiteInterval:
+    return mean_with_t_interval(s.estimates.tasks.pass_rate, s.estimates.confidence)
+
+
+def build_entry(report: Report, label: str) -> Json:
+    """This build's line of the history."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "label": label,
+        "k": report.k,
+        "confidence": report.confidence,
+        "result_sets": [
+            {
+                "suite": s.result_set.suite,
+                "model": s.result_set.model,
+                "name": s.result_set.name,
+                "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
+                "reliability_at_k": {
+                    "plugin": interval_json(s.estimates.plugin),
+                    "unbiased": interval_json(s.estimates.unbiased),
+                },
+                "pass_rate": interval_json(_pass_rate_interval(s)),
+            }
+            for s in report.sets
+        ],
+    }
+
+
+def merge(entries: list[Json], entry: Json) -> list[Json]:
+    """Append `entry`, or put it in place of an earlier entry with the same label."""
+    labels = [e["label"] for e in entries]
+    if entry["label"] in labels:
+        merged = list(entries)
+        merged[labels.index(entry["label"])] = entry
+        return merged
+    return [*entries, entry]
+
+
+def history_bytes(entries: list[Json]) -> bytes:
+    lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in entries]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+# ---------------------------------------------------------------- trends
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One build of one result set."""
+
+    label: str
+    plugin: SuiteInterval
+    unbiased: SuiteInterval
+    pass_rate: SuiteInterval
+    tasks: int
+    #: Paired comparison with the previous build on shared tasks (None for the first).
+    step: Comparison | None
+    #: The tasks whose plug-in pass^k moved most since the previous build.
+    movers: list[tuple[str, float]]
+
+    @property
+    def significant(self) -> bool:
+        """The paired interval of the change from the previous build excludes zero."""
+        d = self.step.plugin if self.step is not None else None
+        return (
+            d is not None and d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
+        )
+
+
+def trend(
+    entries: list[Json], suite: str, model: str, k: int, confidence: float
+) -> list[TrendPoint]:
+    """The builds in which this (suite, model) appears, oldest first, with their steps.
+
+    Every number is recomputed from the stored per-task counts with this
+    build's k and confidence, so a trend stays consistent when they change.
+    """
+    points: list[TrendPoint] = []
+    previous: dict[str, tuple[int, int]] | None = None
+    for entry in entries:
+        match = next(
+            (rs for rs in entry["result_sets"] if (rs["suite"], rs["model"]) == (suite, model)),
+            None,
+        )
+        if match is None:
+            continue
+        counts = {task: (c, n) for task, (c, n) in match["tasks"].items()}
+        step = None
+        movers: list[tuple[str, float]] = []
+        if previous is not None and set(previous) & set(counts):
+            step = compare(counts, previous, k, confidence)
+            order = np.argsort(-np.abs(np.nan_to_num(step.diff_plugin)), kind="stable")
+            movers = [
+                (step.shared[i], float(step.diff_plugin[i]))
+                for i in order[:10]
+                if step.diff_plugin[i] != 0
+            ]
+        suite_now = estimate_suite(
+            [c for c, _ in counts.values()], [n for _, n in counts.values()], k, confidence
+        )
+        points.append(
+            TrendPoint(
+                label=entry["label"],
+                plugin=suite_now.plugin,
+                unbiased=suite_now.unbiased,
+                pass_rate=mean_with_t_interval(suite_now.tasks.pass_rate, confidence),
+                tasks=len(counts),
+                step=step,
+                movers=movers,
+            )
+        )
+        previous = counts
+    return points
+
+
+def trend_json(points: list[TrendPoint]) -> list[Json]:
+    return [
+        {
+            "label": p.label,
+            "tasks": p.tasks,
+            "reliability_plugin": interval_json(p.plugin),
+            "reliability_unbiased": interval_json(p.unbiased),
+            "pass_rate": interval_json(p.pass_rate),
+            "change": None
+            if p.step is None
+            else {
+                "shared_tasks": len(p.step.shared),
+                "plugin": interval_json(p.step.plugin),
+                "significant": p.significant,
+                "movers": [{"id": task, "plugin": d} for task, d in p.movers],
+            },
+        }
+        for p in points
+    ]
+
+
+@dataclass(frozen=True)
+class SiteHistory:
+    """The history as the new site carries it."""
+
+    label: str
+    entries: list[Json]
+    #: Result-set id -> its trend over the builds.
+    trends: dict[str, list[TrendPoint]]
+
+
+def with_history(report: Report, previous: list[Json], label: str) -> SiteHistory:
+    """Add this build to the history and work out every result set's trend."""
+    entries = merge(previous, build_entry(report, label))
+    trends = {
+        s.id: trend(entries, s.result_set.suite, s.result_set.model, report.k, report.confidence)
+        for s in report.sets
+    }
+    return SiteHistory(label=label, entries=entries, trends=trends)
+
+
+def history_json(history: SiteHistory) -> Json:
+    """report.json's "history" key."""
+    return {
+        "label": history.label,
+        "builds": [e["label"] for e in history.entries],
+        "file": HISTORY_FILE,
+        "trends": {set_id: trend_json(points) for set_id, points in history.trends.items()},
+    }
