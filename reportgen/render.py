@@ -347,10 +347,10 @@ _CELLS = {
     FAIL: ("f", "✗", "failed"),
     EXCLUDED: ("x", "–", "not evaluated"),
 }
+# The symbol carries the outcome for sighted readers (not colour alone); the
+# visually hidden word carries it for screen readers.
 _PLAIN_CELLS = {
-    code: f'<li class="{cls}">{symbol}</li>'
-    if code != EXCLUDED
-    else f'<li class="{cls}">{symbol}<span class="sr"> {label}</span></li>'
+    code: f'<li class="{cls}">{symbol}<span class="sr"> {label}</span></li>'
     for code, (cls, symbol, label) in _CELLS.items()
 }
 
@@ -370,7 +370,7 @@ def run_strip(task: TaskCounts) -> Markup:
         cls, symbol, label = _CELLS[code]
         parts.append(
             f'<li class="{cls}"><a href="{escape(url)}" rel="nofollow noopener" '
-            f'title="run {i + 1}: {label}, transcript">{symbol}</a></li>'
+            f'title="run {i + 1} transcript">{symbol}<span class="sr"> {label}</span></a></li>'
         )
     return Markup("".join(parts))
 

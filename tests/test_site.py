@@ -171,7 +171,10 @@ def test_task_page_shows_strip_estimates_and_worked_calculation(example_site: Pa
     assert strip.count("✓") == c and strip.count("✗") == n - c  # a symbol, not colour alone
     assert strip.count("not evaluated") == task["excluded_runs"]
     assert strip.count('href="https://transcripts.example.org/') == n + task["excluded_runs"]
-    assert "run 1: " in strip
+    assert (
+        "run 1 transcript" in strip
+        and strip.count('<span class="sr">') == n + task["excluded_runs"]
+    )
     assert f"p̂ = c / n = {c} / {n} = {task['pass_rate']['estimate']:.3f}" in page
     unbiased = task["pass_hat_k"]["unbiased"]
     assert f"C({c}, 3) / C({n}, 3)" in page and f"{unbiased:.3f}" in page

@@ -1,0 +1,687 @@
+"""The built site in a real browser: Playwright for Python driving Debian's Chromium.
+
+Every page of the example site is opened from file:// and over HTTP under a
+sub-path (http://127.0.0.1:PORT/repo/, as GitHub Pages serves a project site):
+no console errors, no failed requests, no request leaving the site, every
+internal link resolves, every chart is visible. Then accessibility: axe-core on
+each type of page, at desktop width and on a phone, in light and dark; every
+link reached by keyboard; the run strip not relying on colour; phone widths
+without sideways scrolling (with screenshots in test-artifacts/screenshots/);
+and printing (with a PDF in test-artifacts/).
+
+Needs Chromium (`apt-get install chromium`) and axe-core (`npm ci`, which
+`make test` runs). Without them these tests skip, except in CI (CI=true), where
+they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urldefrag, urlsplit
+from urllib.request import url2pathname
+
+import pytest
+
+from .browser_util import ARTIFACTS, AXE, CHROMIUM_ARGS, find_chromium, serve, unavailable
+from .conftest import build_example
+
+try:
+    from playwright.async_api import async_playwright
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+except ImportError:  # reported by the chromium fixture: a skip, or in CI a failure
+    sync_playwright = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser as AsyncBrowser
+    from playwright.sync_api import Browser, BrowserContext
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+PREFIX = "repo"
+#: Tabs per site in the crawl of every page.
+TABS = 4
+#: Keep one renderer per tab from page to page: about a third faster, nothing else changes.
+CRAWL_ARGS = ["--disable-features=RenderDocument,ProactivelySwapBrowsingInstance,BackForwardCache"]
+#: Served for a path that does not exist, at depth, as a static host serves 404.html.
+MISSING = "sets/no-such-set/tasks/no-such-task.html"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+
+
+# ---------------------------------------------------------------- the sites
+
+
+@dataclass(frozen=True)
+class Site:
+    """The site's folder and the URL of that folder in a browser (ending in /)."""
+
+    mode: str
+    folder: Path
+    base: str
+
+    def url(self, rel: str) -> str:
+        return self.base + rel
+
+    def inside(self, url: str) -> bool:
+        return url.startswith(self.base)
+
+    def html_pages(self) -> list[str]:
+        return sorted(p.relative_to(self.folder).as_posix() for p in self.folder.rglob("*.html"))
+
+
+@functools.cache
+def typical_pages(folder: Path) -> dict[str, str]:
+    """One page of each type: overview, result set, task, comparison and trend (when
+    there are such pages), methodology, faq, 404 (at depth).
+
+    The task page is the one with the most runs in its strip (and so the most links).
+    """
+    sets = sorted(p.parent for p in folder.glob("sets/*/index.html"))
+    tasks = sorted(folder.glob("sets/*/tasks/*.html"))
+    strip = re.compile(r'<ol class="strip".*?</ol>', re.S)
+    runs = {p: "".join(strip.findall(p.read_text(encoding="utf-8"))).count("<li") for p in tasks}
+    task = max(tasks, key=lambda p: runs[p])
+    optional = {
+        "comparison": sorted(folder.glob("compare/*.html")),
+        "trend": sorted(folder.glob("sets/*/trend.html")),
+    }
+    return {
+        "overview": "index.html",
+        "result set": (sets[0] / "index.html").relative_to(folder).as_posix(),
+        "task": task.relative_to(folder).as_posix(),
+        **{
+            kind: found[0].relative_to(folder).as_posix()
+            for kind, found in optional.items()
+            if found
+        },
+        "methodology": "methodology.html",
+        "faq": "faq.html",
+        "404": MISSING,
+    }
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The example site built for /repo/ (its base_path) and served there.
+
+    Built with base_path /repo/ as a project site would be: every other page uses
+    relative links and is the same as in the default build, but 404.html, which
+    is served for missing paths at any depth, links through the base path.
+    """
+    top = tmp_path_factory.mktemp("served")
+    folder = build_example(top / PREFIX, base_path=f"/{PREFIX}/")
+    with serve(top, PREFIX) as origin:
+        yield Site("http", folder, f"{origin}/{PREFIX}/")
+
+
+@pytest.fixture(scope="module")
+def local(example_site: Path) -> Site:
+    return Site("file", example_site, example_site.resolve().as_uri() + "/")
+
+
+# ---------------------------------------------------------------- the browser
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = find_chromium()
+    if path is None:
+        unavailable("Chromium not found (apt-get install chromium, or set REPORTGEN_CHROMIUM)")
+    if sync_playwright is None:
+        unavailable("the playwright package is not installed (pip install -e '.[test]')")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        except PlaywrightError as error:
+            unavailable(f"Chromium at {chromium} does not start: {error.message.splitlines()[0]}")
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def axe() -> Path:
+    if not AXE.is_file():
+        unavailable(f"axe-core not installed ({AXE} missing): run `npm ci` (make test does)")
+    return AXE
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport=DESKTOP)
+    yield ctx
+    ctx.close()
+
+
+# ---------------------------------------------------------------- every page, both ways
+
+PAGE_FACTS = """() => ({
+  links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+  ids: [...document.querySelectorAll('[id]')].map(e => e.id),
+  charts: [...document.querySelectorAll('figure.chart')].map(figure => {
+    const svg = figure.querySelector('svg');
+    if (!svg) return {id: figure.id, visible: false, width: 0, height: 0};
+    const box = svg.getBoundingClientRect();
+    const visible = svg.checkVisibility({
+      opacityProperty: true, visibilityProperty: true, checkOpacity: true, checkVisibilityCSS: true,
+    });
+    return {id: figure.id, visible, width: box.width, height: box.height};
+  }),
+  styled: getComputedStyle(document.body).marginTop === '0px',
+  strip: (() => {
+    const strip = document.querySelector('ol.strip');
+    if (!strip) return null;
+    // The text of `node` without the elements matching `drop`.
+    const text = (node, drop) => {
+      const copy = node.cloneNode(true);
+      copy.querySelectorAll(drop).forEach(e => e.remove());
+      return copy.textContent.replace(/\\s+/g, ' ').trim();
+    };
+    const named = li => [li, ...li.querySelectorAll('*')]
+      .flatMap(e => [e.getAttribute('aria-label'), e.getAttribute('title')]).filter(Boolean);
+    return {
+      label: strip.getAttribute('aria-label') || '',
+      runs: [...strip.children].map(li => ({
+        classes: li.className,
+        seen: text(li, '.sr'),
+        heard: [text(li, '[aria-hidden="true"]'), ...named(li)].join(' '),
+        srHidden: [...li.querySelectorAll('.sr')].every(sr => {
+          const box = sr.getBoundingClientRect();
+          return box.width <= 1 && box.height <= 1;
+        }),
+      })),
+    };
+  })(),
+})"""
+
+
+@dataclass
+class Visit:
+    rel: str
+    url: str
+    links: list[str]
+    ids: set[str]
+    charts: list[dict[str, Any]]
+    styled: bool
+    strip: dict[str, Any] | None
+
+
+@dataclass
+class Crawl:
+    site: Site
+    visits: dict[str, Visit] = field(default_factory=dict)  # by URL
+    requests: int = 0
+    console: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+    charts: list[str] = field(default_factory=list)
+
+
+def crawl_site(chromium: str, site: Site, pages: list[tuple[str, int]]) -> Crawl:
+    """Open every (page, expected HTTP status); record everything that goes wrong.
+
+    A page load is mostly waiting, so a few tabs share the pages, with Playwright's
+    async API; call it in a thread of its own, as the sync API that the other tests
+    use cannot share a thread with an asyncio loop.
+    """
+
+    async def run() -> Crawl:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=chromium, args=CHROMIUM_ARGS + CRAWL_ARGS
+            )
+            try:
+                return await _crawl(browser, site, pages)
+            finally:
+                await browser.close()
+
+    return asyncio.run(run())
+
+
+async def _crawl(browser: AsyncBrowser, site: Site, pages: list[tuple[str, int]]) -> Crawl:
+    result = Crawl(site)
+    todo = list(reversed(pages))
+    context = await browser.new_context(viewport=DESKTOP)
+
+    def elsewhere(url: str) -> bool:
+        return not site.inside(url) and not url.startswith("data:")
+
+    # Nothing may leave the site: such requests are recorded (on_request) and aborted.
+    # (A pattern rather than a function, so other requests are not stopped on their way.)
+    outside_site = re.compile(rf"^(?!{re.escape(site.base)}|data:)")
+    await context.route(outside_site, lambda route: route.abort("blockedbyclient"))
+
+    async def tab() -> None:
+        page = await context.new_page()
+        now: dict[str, Any] = {"page": "", "status": 200}
+
+        def note(kind: list[str]) -> Callable[[str], None]:
+            return lambda text: kind.append(f"{now['page']}: {text}")
+
+        console, failed, outside = note(result.console), note(result.failed), note(result.outside)
+
+        def on_request(request: Any) -> None:
+            result.requests += 1
+            if elsewhere(request.url):
+                outside(request.url)
+
+        def on_response(response: Any) -> None:
+            expected = now["status"] if response.request.is_navigation_request() else 200
+            if site.mode == "http" and response.status not in (expected, 304):
+                failed(f"{response.url} answered {response.status}, expected {expected}")
+
+        def on_console(message: Any) -> None:
+            if message.type != "error":
+                return
+            # Chromium logs the deliberate 404 of the missing page itself as an error.
+            expected = f"the server responded with a status of {now['status']}"
+            at = message.location.get("url")
+            if now["status"] != 200 and expected in message.text and at == site.url(now["page"]):
+                return
+            console(f"{message.text} (at {at}:{message.location.get('lineNumber')})")
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: console(f"uncaught {error}"))
+        page.on("request", on_request)
+        page.on("requestfailed", lambda r: failed(f"{r.url}: {r.failure}"))
+        page.on("response", on_response)
+        while todo:
+            rel, status = todo.pop()
+            now["page"], now["status"] = rel, status
+            url = site.url(rel)
+            await page.goto(url, wait_until="load")
+            facts = await page.evaluate(PAGE_FACTS)
+            result.visits[url] = Visit(
+                rel,
+                url,
+                facts["links"],
+                set(facts["ids"]),
+                facts["charts"],
+                facts["styled"],
+                facts["strip"],
+            )
+            result.charts += [
+                f"{rel}: chart {chart['id']} not visible: {chart}"
+                for chart in facts["charts"]
+                if not (chart["visible"] and chart["width"] >= 1 and chart["height"] >= 1)
+            ]
+        await page.close()
+
+    try:
+        await asyncio.gather(*(tab() for _ in range(TABS)))
+    finally:
+        await context.close()
+    return result
+
+
+@pytest.fixture(scope="module")
+def crawls(
+    request: pytest.FixtureRequest, chromium: str, browser: Browser, local: Site
+) -> dict[str, Crawl]:
+    # 404.html is only ever served by a web server, for a missing path at any
+    # depth, so its links go through the base path (/ by default) and cannot
+    # work from file://; it is opened over HTTP, at the root and at depth.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pages = [(rel, 200) for rel in local.html_pages() if rel != "404.html"]
+        file = pool.submit(crawl_site, chromium, local, pages)
+        served: Site = request.getfixturevalue("served")  # built while that crawl runs
+        pages = [(rel, 200) for rel in served.html_pages()] + [(MISSING, 404)]
+        http = pool.submit(crawl_site, chromium, served, pages)
+        return {"file": file.result(), "http": http.result()}
+
+
+@pytest.fixture(params=["file", "http"])
+def crawl(request: pytest.FixtureRequest, crawls: dict[str, Crawl]) -> Crawl:
+    return crawls[request.param]
+
+
+def _listing(problems: list[str], limit: int = 20) -> str:
+    more = f"\n... and {len(problems) - limit} more" if len(problems) > limit else ""
+    return "\n".join(problems[:limit]) + more
+
+
+def test_every_page_was_opened_and_styled(crawl: Crawl) -> None:
+    pages = set(crawl.site.html_pages())
+    expected = pages - {"404.html"} if crawl.site.mode == "file" else pages | {MISSING}
+    assert {v.rel for v in crawl.visits.values()} == expected
+    assert len(expected) > 100
+    unstyled = [v.rel for v in crawl.visits.values() if not v.styled]
+    assert not unstyled, f"{crawl.site.mode}: stylesheet not applied on {unstyled}"
+
+
+def test_no_console_errors_and_no_failed_requests(crawl: Crawl) -> None:
+    problems = crawl.console + crawl.failed
+    assert not problems, f"{crawl.site.mode}:\n{_listing(problems)}"
+
+
+def test_no_request_leaves_the_site(crawl: Crawl) -> None:
+    assert crawl.requests >= 2 * len(crawl.visits)  # each page and at least its stylesheet
+    assert not crawl.outside, f"requests outside {crawl.site.base}:\n{_listing(crawl.outside)}"
+
+
+def _target_exists(site: Site, url: str) -> bool:
+    if site.mode == "file":
+        path = Path(url2pathname(urlsplit(url).path))
+        return path.is_file() and site.folder.resolve() in path.resolve().parents
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=10) as r:
+            return bool(r.status == 200)
+    except urllib.error.HTTPError:
+        return False
+
+
+def test_every_internal_link_resolves(crawl: Crawl) -> None:
+    site = crawl.site
+    host = urlsplit(site.base).netloc
+    targets: dict[str, str] = {}  # each target once, with one page that links to it
+    fragments: dict[tuple[str, str], str] = {}
+    problems = []
+    for visit in crawl.visits.values():
+        for link in visit.links:
+            parts = urlsplit(link)
+            if parts.scheme == "mailto" or (
+                parts.scheme in ("http", "https") and parts.netloc != host
+            ):
+                continue  # another site (run transcripts): not ours to check
+            if parts.scheme not in ("file", "http"):
+                problems.append(f"{visit.rel}: link {link}")
+                continue
+            target, fragment = urldefrag(link)
+            if not site.inside(target):
+                problems.append(f"{visit.rel}: link leaves the site: {link}")
+                continue
+            targets.setdefault(target, visit.rel)
+            if fragment:
+                fragments.setdefault((target, fragment), visit.rel)
+    problems += [
+        f"{source}: broken link {target}"
+        for target, source in sorted(targets.items())
+        if not _target_exists(site, target)
+    ]
+    for (target, fragment), source in sorted(fragments.items()):
+        visited = crawl.visits.get(target)
+        if visited is not None and fragment not in visited.ids:
+            problems.append(f"{source}: no id {fragment!r} in {visited.rel}")
+    assert len(targets) > 100
+    assert not problems, f"{site.mode}:\n{_listing(problems)}"
+
+
+def test_every_chart_is_visible(crawl: Crawl) -> None:
+    with_charts = {v.rel for v in crawl.visits.values() if v.charts}
+    overview = re.compile(r"(sets/[^/]+/)?index\.html")
+    overviews = {v.rel for v in crawl.visits.values() if overview.fullmatch(v.rel)}
+    assert overviews <= with_charts, f"pages without charts: {sorted(overviews - with_charts)}"
+    assert not crawl.charts, "\n".join(crawl.charts)
+
+
+SYMBOLS = {"pass": "✓", "fail": "✗", "excl": "–"}
+WORDS = {"pass": "passed", "fail": "failed", "excl": "not evaluated"}
+#: Class names that mark a run's outcome (the template's; the colour comes from them).
+CLASSES = {"pass": {"pass", "p"}, "fail": {"fail", "f"}, "excl": {"excl", "x"}}
+
+
+def outcome_of(classes: str) -> str | None:
+    return next((o for o, names in CLASSES.items() if names & set(classes.split())), None)
+
+
+def says(heard: str, outcome: str, label: str) -> bool:
+    """Whether `heard` gives `outcome` in words, or as a symbol the strip's label spells out."""
+    symbol, word = SYMBOLS[outcome], WORDS[outcome]
+    return word in heard or (symbol in heard and f"{symbol} {word}" in label)
+
+
+def test_run_strip_does_not_rely_on_colour(crawl: Crawl) -> None:
+    """Each run shows its symbol, and a screen reader gets its outcome: never colour alone."""
+    problems = []
+    tasks = [v for v in crawl.visits.values() if "/tasks/" in v.rel and v.rel != MISSING]
+    assert tasks
+    for visit in tasks:
+        if not visit.strip or not visit.strip["runs"]:
+            problems.append(f"{visit.rel}: no run strip")
+            continue
+        for number, run in enumerate(visit.strip["runs"], start=1):
+            outcome = outcome_of(run["classes"])
+            if outcome is None:
+                problems.append(f"{visit.rel}: run {number} has classes {run['classes']!r}")
+            elif run["seen"] != SYMBOLS[outcome]:
+                problems.append(f"{visit.rel}: run {number} ({outcome}) shows {run['seen']!r}")
+            elif not says(run["heard"], outcome, visit.strip["label"]) or not run["srHidden"]:
+                problems.append(f"{visit.rel}: run {number} ({outcome}) reads {run['heard']!r}")
+    assert not problems, _listing(problems)
+
+
+# ---------------------------------------------------------------- accessibility
+
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
+    targets: v.nodes.map(n => n.target.join(' ')),
+    summary: (v.nodes[0] || {}).failureSummary || '',
+  }));
+}"""
+
+
+def describe(violations: list[dict[str, Any]]) -> str:
+    lines = []
+    for v in violations:
+        targets = ", ".join(v["targets"][:8]) + (" ..." if len(v["targets"]) > 8 else "")
+        lines.append(f"[{v['impact']}] {v['id']}: {v['help']} ({v['helpUrl']})")
+        lines.append(f"    {len(v['targets'])} nodes: {targets}")
+        lines.append("    " + v["summary"].replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def axe_contexts(browser: Browser) -> Iterator[dict[str, BrowserContext]]:
+    # bypass_csp: the pages' CSP (script-src 'none') would block the injected axe script.
+    contexts = {
+        "light": browser.new_context(viewport=DESKTOP, bypass_csp=True, color_scheme="light"),
+        "dark": browser.new_context(viewport=DESKTOP, bypass_csp=True, color_scheme="dark"),
+        "phone, dark": browser.new_context(
+            viewport=PHONE, is_mobile=True, bypass_csp=True, color_scheme="dark"
+        ),
+    }
+    yield contexts
+    for ctx in contexts.values():
+        ctx.close()
+
+
+KINDS = ["overview", "result set", "task", "comparison", "trend", "methodology", "faq", "404"]
+#: Every page type at desktop width in light, and on a phone in dark (which checks the
+#: dark colours too); the overview also at desktop width in dark.
+AXE_CASES = [
+    *((kind, "light") for kind in KINDS),
+    *((kind, "phone, dark") for kind in KINDS),
+    ("overview", "dark"),
+]
+
+
+def axe_page(
+    contexts: dict[str, BrowserContext], view: str, url: str, axe: Path, before: str = ""
+) -> list[dict[str, Any]]:
+    """Serious and critical axe violations of `url` in `view` (a key of axe_contexts)."""
+    page = contexts[view].new_page()
+    try:
+        page.goto(url)
+        if before:
+            page.evaluate(before)
+        page.add_script_tag(path=str(axe))
+        violations: list[dict[str, Any]] = page.evaluate(AXE_RUN)
+    finally:
+        page.close()
+    return [v for v in violations if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize(("kind", "view"), AXE_CASES)
+def test_axe_finds_nothing_serious(
+    axe: Path, axe_contexts: dict[str, BrowserContext], served: Site, kind: str, view: str
+) -> None:
+    """axe-core on each type of page: no violation of serious or critical impact."""
+    pages = typical_pages(served.folder)
+    if kind not in pages:
+        pytest.skip(f"the example site has no {kind} page")
+    url = served.url(pages[kind])
+    serious = axe_page(axe_contexts, view, url, axe)
+    assert not serious, f"{kind}, {view}:\n{describe(serious)}"
+
+
+def test_axe_with_every_details_open_on_a_phone(
+    axe: Path, axe_contexts: dict[str, BrowserContext], served: Site
+) -> None:
+    """What a closed <details> holds (the numbers behind the curve chart) is checked too."""
+    url = served.url(typical_pages(served.folder)["result set"])
+    opened = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
+    serious = axe_page(axe_contexts, "phone, dark", url, axe, before=opened)
+    assert not serious, describe(serious)
+
+
+def test_dark_scheme_changes_the_colours(context: BrowserContext, served: Site) -> None:
+    page = context.new_page()
+    colours = {}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        page.goto(served.url("index.html"))
+        colours[scheme] = page.evaluate(
+            "() => [getComputedStyle(document.body).backgroundColor,"
+            " getComputedStyle(document.body).color]"
+        )
+    assert colours["light"][0] != colours["dark"][0], colours
+    assert colours["light"][1] != colours["dark"][1], colours
+
+
+KEYBOARD_FOCUS = """() => {
+  const e = document.activeElement;
+  if (!e || !e.dataset || e.dataset.kb === undefined) return null;
+  const s = getComputedStyle(e), r = e.getBoundingClientRect();
+  return {i: Number(e.dataset.kb), outline: s.outlineStyle !== 'none' && s.outlineWidth !== '0px',
+          onScreen: r.right > 0 && r.bottom > 0 && r.width > 0 && r.height > 0};
+}"""
+
+
+@pytest.mark.parametrize("kind", ["overview", "task"])
+def test_keyboard_reaches_every_link(context: BrowserContext, served: Site, kind: str) -> None:
+    page = context.new_page()
+    page.goto(served.url(typical_pages(served.folder)[kind]))
+    hrefs: list[str] = page.evaluate(
+        "() => [...document.querySelectorAll('a[href]')]"
+        ".map((a, i) => { a.dataset.kb = i; return a.getAttribute('href'); })"
+    )
+    reached: set[int] = set()
+    unseen = []
+    for _ in range(len(hrefs) + 25):  # every link, plus summaries and a wrap-around
+        page.keyboard.press("Tab")
+        focus = page.evaluate(KEYBOARD_FOCUS)
+        if focus is None:
+            continue
+        reached.add(focus["i"])
+        if not (focus["outline"] and focus["onScreen"]):
+            unseen.append(f"{hrefs[focus['i']]}: {focus}")
+        if len(reached) == len(hrefs):
+            break
+    missed = [href for i, href in enumerate(hrefs) if i not in reached]
+    assert len(hrefs) > 5
+    assert not missed, f"not reached by Tab: {missed}"
+    assert not unseen, f"focus not visible on: {unseen}"
+
+
+def test_run_strip_reads_as_text(context: BrowserContext, served: Site) -> None:
+    """In the accessibility tree each run says its outcome (the crawl checks the DOM)."""
+    folder = served.folder
+    with_links = typical_pages(folder)["task"]
+    plain = [  # a task without transcript links, if there is one
+        p.relative_to(folder).as_posix()
+        for p in sorted(folder.glob("sets/*/tasks/*.html"))
+        if '<ol class="strip"' in (text := p.read_text(encoding="utf-8"))
+        and "transcript" not in text
+    ][:1]
+    page = context.new_page()
+    for rel in [with_links, *plain]:
+        page.goto(served.url(rel))
+        strip = page.locator("ol.strip")
+        outcomes = [
+            outcome_of(c)
+            for c in page.locator("ol.strip > li").evaluate_all(
+                "all => all.map(li => li.className)"
+            )
+        ]
+        head, *lines = strip.aria_snapshot().splitlines()
+        label = re.fullmatch(r"""- '?list "(.+)"'?:""", head)
+        assert label, f"{rel}: the strip is not a labelled list: {head}"
+        urls = re.compile(r"(?m)^\s*- /url:.*$")  # a task's URL may hold any word
+        items = re.split(r"(?m)^  - listitem\b", urls.sub("", "\n".join(lines)))[1:]
+        assert len(items) == len(outcomes) > 0, f"{rel}: {len(items)} items in\n{lines}"
+        wrong = [
+            f"run {number} ({outcome}): {item.strip()!r}"
+            for number, (outcome, item) in enumerate(zip(outcomes, items, strict=True), start=1)
+            if outcome is None or not says(item, outcome, label[1])
+        ]
+        assert not wrong, f"{rel}: {wrong}"
+
+
+def test_phone_and_desktop_screenshots_without_sideways_scrolling(
+    browser: Browser, served: Site
+) -> None:
+    typical = typical_pages(served.folder)
+    shown = {name: typical[name] for name in ("overview", "result set", "task")}
+    folder = served.folder
+    first_tasks = [min(p.parent.glob("tasks/*.html")) for p in folder.glob("sets/*/index.html")]
+    narrow = sorted(
+        {
+            *typical.values(),
+            *(p.relative_to(folder).as_posix() for p in folder.glob("sets/*/index.html")),
+            *(p.relative_to(folder).as_posix() for p in first_tasks),
+        }
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    overflowing = []
+    for viewport, phone in ((DESKTOP, False), (PHONE, True)):
+        ctx = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone)
+        try:
+            page = ctx.new_page()
+            for name, rel in shown.items():
+                page.goto(served.url(rel))
+                shot = SCREENSHOTS / f"{name.replace(' ', '-')}-{viewport['width']}.png"
+                page.screenshot(path=shot, full_page=True)
+            for rel in narrow if phone else []:
+                page.goto(served.url(rel))
+                widths = page.evaluate(
+                    "() => [document.documentElement.scrollWidth,"
+                    " document.documentElement.clientWidth]"
+                )
+                if widths[0] > widths[1]:
+                    overflowing.append(f"{rel}: scrollWidth {widths[0]} > {widths[1]}")
+        finally:
+            ctx.close()
+    assert not overflowing, "scrolls sideways at 390 px:\n" + "\n".join(overflowing)
+
+
+def test_print_hides_navigation_and_makes_a_pdf(context: BrowserContext, served: Site) -> None:
+    page = context.new_page()
+    page.emulate_media(media="print")
+    typical = typical_pages(served.folder)
+    page.goto(served.url(typical["result set"]))
+    # The numbers behind the curve chart sit in a <details>: print them, opened or not.
+    assert page.locator("details table").is_visible()
+    page.goto(served.url(typical["overview"]))
+    assert not page.locator(".site-header nav").is_visible()
+    assert page.locator("main").is_visible()
+    assert page.locator("main h1").is_visible()
+    pdf = page.pdf(format="A4")
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000
+    assert len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 1
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "overview.pdf").write_bytes(pdf)
