@@ -19,6 +19,8 @@ from .history import default_label, read_history, with_history
 from .load import Loaded, load_sources
 from .render import SiteOptions, Theme, render_site
 from .report import build_report
+from .serialize import Json
+from .svg import Converter
 from .write import MARKER, check_output, write_site
 
 
@@ -93,11 +95,14 @@ def build(
         base_path=config.base_path, base_url=config.base_url, build_date=build_date()
     )
     cache = Cache(config.output) if use_cache else None
-    reused: list[str] = []
 
     progress.update("hashing inputs")
+    # Content hashes only matter to the cache; without it, skip reading the inputs twice.
     inputs_key = cache_key(
-        [(s, file_digest(s.path) if s.path.is_file() else None) for s in config.result_sets]
+        [
+            (s, file_digest(s.path) if cache is not None and s.path.is_file() else None)
+            for s in config.result_sets
+        ]
     )
     previous_history = read_history(config.history) if config.history is not None else None
     label = None
@@ -113,8 +118,9 @@ def build(
         config.k,
         config.confidence,
         options,
-        folder_digest(theme.templates + theme.content),
+        folder_digest(theme.templates + theme.content) if cache is not None else None,
     )
+    keys = (inputs_key, history_key, site_key)
     previous = cache.get("site", site_key) if cache is not None else None
     state = _site_state(config.output) if (config.output / MARKER).is_file() else None
     if isinstance(previous, tuple) and previous[0] == state and state is not None:
@@ -130,6 +136,37 @@ def build(
             reused="nothing changed: kept every file of the previous build",
         )
 
+    # vl-convert starts in a child process now, so its start-up overlaps the reading.
+    job = _Job(config, force, progress, cache, keys, label, previous_history, theme, options, start)
+    converter = Converter()
+    try:
+        return _stages(job, converter)
+    finally:
+        converter.close()
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What build() settled before the stages run."""
+
+    config: Config
+    force: bool
+    progress: Progress
+    cache: Cache | None
+    keys: tuple[str, str, str]  # inputs, history, whole site
+    label: str | None
+    previous_history: list[Json] | None
+    theme: Theme
+    options: SiteOptions
+    start: float
+
+
+def _stages(job: _Job, converter: Converter) -> BuildResult:
+    """load -> estimate -> chart -> render -> write, reusing cached pieces."""
+    config, progress, cache = job.config, job.progress, job.cache
+    inputs_key, history_key, site_key = job.keys
+    previous_history, label = job.previous_history, job.label
+    reused: list[str] = []
     progress.update("reading inputs")
     loaded = cache.get("inputs", inputs_key) if cache is not None else None
     if isinstance(loaded, Loaded):
@@ -157,16 +194,16 @@ def build(
     if isinstance(charts, SiteCharts):
         reused.append(f"{charts.count} charts")
     else:
-        charts = make_charts(report)
+        charts = make_charts(report, converter)
         if cache is not None:
             cache.put("charts", charts_key, charts)
 
-    files = render_site(report, charts, theme, options)
+    files = render_site(report, charts, job.theme, job.options)
     total_pages = 4 + sum(1 + len(s.tasks) for s in report.sets)
     written, size = write_site(
         config.output,
         files,
-        force=force,
+        force=job.force,
         on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
     )
     progress.clear()
@@ -178,6 +215,6 @@ def build(
         pages=sum(1 for _ in config.output.rglob("*.html")),
         result_sets=len(report.sets),
         bytes=size,
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - job.start,
         reused=f"reused {' and '.join(reused)} from the cache" if reused else "",
     )

@@ -18,10 +18,10 @@ from typing import Any
 
 import altair as alt
 import numpy as np
-import vl_convert
 
 from .history import TrendPoint
 from .report import ComparisonReport, Report, SetReport
+from .svg import Converter, svg_batch
 from .textout import fixed, percent
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
@@ -35,18 +35,21 @@ FOREST_SHOWN = 40
 SCATTER_LIMIT = 400
 
 
-@dataclass(frozen=True)
+@dataclass
 class Chart:
-    """A rendered chart: an id for the page, its title and description, and the SVG."""
+    """A chart: an id for the page, its title and description, and the SVG once drawn."""
 
     id: str
     title: str
     description: str
-    svg: str
+    spec: dict[str, Any] | None = None
+    svg: str = ""
 
 
 def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.to_dict()
+    # Validation against the Vega-Lite schema costs up to a second on a large data set;
+    # these specs are fixed by this module and covered by tests.
+    spec: dict[str, Any] = chart.to_dict(validate=False)
     spec["padding"] = {"left": 8, "right": 24, "top": 8, "bottom": 8}
     spec["config"] = {
         # The generic family, so the browser draws text in about the width that
@@ -70,12 +73,28 @@ def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
     return spec
 
 
+class _Datasets:
+    """Rows kept out of Altair's object tree and put into the spec as named datasets.
+
+    Altair wraps and walks every value it is given (about a tenth of a
+    millisecond a row); a binned scatter of ten thousand tasks would spend most
+    of a second there. Named datasets skip that, and the spec is the same.
+    """
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, rows: list[dict[str, Any]]) -> alt.Data:
+        name = f"data-{len(self.rows)}"
+        self.rows[name] = rows
+        return alt.Data(name=name)
+
+
 _ID_ATTR = re.compile(r'\bid="([^"]+)"')
 
 
-def _to_svg(chart_id: str, title: str, description: str, spec: dict[str, Any]) -> str:
-    """SVG text for `spec`, accessible and with ids prefixed by `chart_id`."""
-    svg = vl_convert.vegalite_to_svg(spec)
+def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
+    """vl-convert's SVG with role, title and description, and ids prefixed by `chart_id`."""
     for old in sorted(set(_ID_ATTR.findall(svg)), key=len, reverse=True):
         new = f"{chart_id}-{old}"
         svg = svg.replace(f'id="{old}"', f'id="{new}"').replace(f"url(#{old})", f"url(#{new})")
@@ -93,8 +112,28 @@ def _to_svg(chart_id: str, title: str, description: str, spec: dict[str, Any]) -
     return svg[:head_end] + accessible + svg[head_end:]
 
 
-def _render(chart_id: str, title: str, description: str, chart: alt.TopLevelMixin) -> Chart:
-    return Chart(chart_id, title, description, _to_svg(chart_id, title, description, _theme(chart)))
+def _render(
+    chart_id: str, title: str, description: str, chart: alt.TopLevelMixin, data: _Datasets
+) -> Chart:
+    """A chart with its spec; `make_charts` turns every spec into SVG in one batch."""
+    spec = _theme(chart)
+    spec["datasets"] = data.rows
+    return Chart(chart_id, title, description, spec=spec)
+
+
+def _convert_all(charts: list[Chart], converter: Converter | None = None) -> None:
+    """Fill in every chart's SVG, converting all specs in one separate process.
+
+    vl-convert runs a JavaScript engine that holds on to a hundred megabytes or
+    more; in a child process that memory is returned as soon as the charts are
+    drawn, instead of adding to the peak of a build that also holds a large
+    suite's runs and pages.
+    """
+    pending = [(c, c.spec) for c in charts if c.spec is not None]
+    drawn = svg_batch([spec for _, spec in pending], converter)
+    for (chart, _), svg in zip(pending, drawn, strict=True):
+        chart.svg = _accessible(chart.id, chart.title, chart.description, svg)
+        chart.spec = None
 
 
 def _scale01(title: str) -> alt.Scale:
@@ -106,6 +145,7 @@ def _scale01(title: str) -> alt.Scale:
 
 def forest_chart(s: SetReport, chart_id: str) -> Chart:
     """Per-task plug-in pass^k with its interval, least reliable first."""
+    datasets = _Datasets()
     est = s.estimates.tasks
     k, level = s.estimates.k, percent(s.estimates.confidence)
     order = s.order_least_reliable()
@@ -120,7 +160,7 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
         }
         for rank, i in enumerate(shown)
     ]
-    data = alt.Data(values=rows)
+    data = datasets.add(rows)
     y = alt.Y(
         "task:N",
         sort=alt.EncodingSortField("rank", order="ascending"),
@@ -148,11 +188,12 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
         f"Forest plot of {len(rows)} tasks. Each row is a task; the diamond is its plug-in "
         f"pass^{k} and the bar its {level} interval. The same numbers are in the task table."
     )
-    return _render(chart_id, title, description, chart.properties(title=title))
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
 def distribution_chart(s: SetReport, chart_id: str) -> Chart:
     """Histogram of per-task plug-in pass^k (used when there are too many tasks to list)."""
+    datasets = _Datasets()
     k = s.estimates.k
     counts, edges = np.histogram(s.estimates.tasks.plugin, bins=20, range=(0.0, 1.0))
     rows = [
@@ -160,7 +201,7 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
         for i in range(len(counts))
     ]
     chart = (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart(datasets.add(rows))
         .mark_bar(color=BLUE, stroke="white")
         .encode(
             x=alt.X("from:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)", bin="binned"),
@@ -171,11 +212,12 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
     )
     title = f"Distribution of pass^{k} over all {len(s.tasks)} tasks"
     description = f"Histogram: number of tasks in each 0.05-wide range of plug-in pass^{k}."
-    return _render(chart_id, title, description, chart.properties(title=title))
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
 def curve_chart(s: SetReport, chart_id: str) -> Chart:
     """reliability@k (plug-in, unbiased) and mean pass@k over k, with interval bands."""
+    datasets = _Datasets()
     level = percent(s.estimates.confidence)
     rows = []
     for p in s.curve:
@@ -195,7 +237,7 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
                     "high": interval.estimate if interval.high is None else interval.high,
                 }
             )
-    data = alt.Data(values=rows)
+    data = datasets.add(rows)
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass@k (mean)"]
     colour = alt.Color(
         "series:N",
@@ -236,16 +278,17 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
         "Lines over k: reliability@k (mean pass^k over tasks, plug-in and unbiased) falls as k "
         "grows, mean pass@k rises; shaded bands are Student-t intervals across tasks."
     )
-    return _render(chart_id, title, description, chart.properties(title=title))
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
 def gap_chart(s: SetReport, chart_id: str) -> Chart:
     """Single-run pass rate against plug-in pass^k per task: the reliability gap."""
+    datasets = _Datasets()
     est = s.estimates.tasks
     k = s.estimates.k
     grid = np.linspace(0, 1, 41)
     reference = [{"p": float(p), "diag": float(p), "power": float(p**k)} for p in grid]
-    ref = alt.Chart(alt.Data(values=reference))
+    ref = alt.Chart(datasets.add(reference))
     diagonal = ref.mark_line(color=GREY, strokeDash=[4, 4]).encode(
         x=alt.X("p:Q", scale=_scale01(""), title="single-run pass rate"),
         y=alt.Y("diag:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)"),
@@ -265,7 +308,7 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
             cells[(float(p), float(pk))] = cells.get((float(p), float(pk)), 0) + 1
         rows = [{"p": p, "pk": pk, "tasks": n} for (p, pk), n in sorted(cells.items())]
     points = (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart(datasets.add(rows))
         .mark_circle(color=BLUE, opacity=0.7)
         .encode(
             x="p:Q",
@@ -282,11 +325,12 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
         f"The dashed diagonal is where they would be equal; the solid curve is x^{k}. "
         "The vertical distance to the diagonal is what a single pass rate hides."
     )
-    return _render(chart_id, title, description, chart.properties(title=title))
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
 def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     """Each shared task's plug-in pass^k under A (across) and B (up)."""
+    datasets = _Datasets()
     cmp = c.comparison
     k, level = cmp.k, percent(cmp.confidence)
     a_name, b_name = c.a.result_set.name, c.b.result_set.name
@@ -299,7 +343,7 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
             cells[(float(x), float(y))] = cells.get((float(x), float(y)), 0) + 1
         rows = [{"a": x, "b": y, "tasks": n} for (x, y), n in sorted(cells.items())]
     diagonal = (
-        alt.Chart(alt.Data(values=[{"v": 0.0}, {"v": 1.0}]))
+        alt.Chart(datasets.add([{"v": 0.0}, {"v": 1.0}]))
         .mark_line(color=GREY, strokeDash=[4, 4])
         .encode(
             x=alt.X("v:Q", scale=_scale01(""), title=f"A: pass^{k}"),
@@ -307,7 +351,7 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         )
     )
     points = (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart(datasets.add(rows))
         .mark_circle(color=BLUE, opacity=0.6)
         .encode(
             x="a:Q",
@@ -326,11 +370,12 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         f"[{fixed(d.low)}, {fixed(d.high)}]."
     )
     chart = (diagonal + points).properties(width=300, height=300, title=title)
-    return _render(chart_id, title, description, chart)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> Chart:
     """reliability@k (plug-in, unbiased) and the pass rate at each build, with intervals."""
+    datasets = _Datasets()
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
     labels = [p.label for p in points]
     rows = []
@@ -349,7 +394,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
                     "marked": "changed beyond noise" if p.significant else "within noise",
                 }
             )
-    data = alt.Data(values=rows)
+    data = datasets.add(rows)
     x = alt.X("build:N", sort=labels, title="build", axis=alt.Axis(labelAngle=0, labelLimit=90))
     colour = alt.Color(
         "series:N", scale=alt.Scale(domain=names, range=[BLUE, GREEN, ORANGE]), title=None
@@ -391,7 +436,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
         "whose change from the previous one is larger than the noise (its paired interval "
         "excludes zero). The table below has the same numbers."
     )
-    return _render(chart_id, title, description, chart.properties(title=title))
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
 # ---------------------------------------------------------------- overview
@@ -399,6 +444,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
 
 def comparison_chart(report: Report, chart_id: str) -> Chart:
     """reliability@k of every result set with its interval."""
+    datasets = _Datasets()
     k, level = report.k, percent(report.confidence)
     rows = []
     for s in report.sets:
@@ -413,7 +459,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
                 "high": p.estimate if p.high is None else p.high,
             }
         )
-    data = alt.Data(values=rows)
+    data = datasets.add(rows)
     y = alt.Y("set:N", title=None, sort=None, axis=alt.Axis(labelLimit=220))
     x_title = f"reliability@{k} (plug-in), {level} interval"
     rules = (
@@ -432,7 +478,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         f"One row per result set: the diamond is reliability@{k} (plug-in), the bar its "
         f"{level} Student-t interval across tasks. The same numbers are in the table."
     )
-    return _render(chart_id, title, description, chart.properties(title=title))
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
 def set_charts(s: SetReport) -> list[Chart]:
@@ -451,18 +497,16 @@ class SiteCharts:
     by_comparison: dict[str, list[Chart]]
     by_trend: dict[str, list[Chart]]
 
+    def all(self) -> list[Chart]:
+        groups = [self.overview, *self.by_set.values(), *self.by_comparison.values()]
+        return [chart for group in [*groups, *self.by_trend.values()] for chart in group]
+
     @property
     def count(self) -> int:
-        groups = [
-            self.overview,
-            *self.by_set.values(),
-            *self.by_comparison.values(),
-            *self.by_trend.values(),
-        ]
-        return sum(len(charts) for charts in groups)
+        return len(self.all())
 
 
-def make_charts(report: Report) -> SiteCharts:
+def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:
     """Every chart of the site: a few per result set, none per task."""
     overview = [comparison_chart(report, "comparison")] if len(report.sets) > 1 else []
     by_trend = {}
@@ -472,9 +516,11 @@ def make_charts(report: Report) -> SiteCharts:
             set_id: [trend_chart(points, report.k, level, "trend")]
             for set_id, points in report.history.trends.items()
         }
-    return SiteCharts(
+    charts = SiteCharts(
         overview=overview,
         by_set={s.id: set_charts(s) for s in report.sets},
         by_comparison={c.id: [paired_chart(c, "paired")] for c in report.comparisons},
         by_trend=by_trend,
     )
+    _convert_all(charts.all(), converter)
+    return charts

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -68,7 +68,9 @@ def normal_quantile(confidence: float) -> float:
 
 def t_quantile(confidence: float, df: int) -> float:
     """Two-sided Student-t critical value with df degrees of freedom."""
-    return float(stats.t.ppf(1.0 - (1.0 - confidence) / 2.0, df))
+    # stdtrit is the inverse Student-t CDF that scipy.stats.t.ppf calls; using it
+    # directly spares every command the second it takes to import scipy.stats.
+    return float(special.stdtrit(df, 1.0 - (1.0 - confidence) / 2.0))
 
 
 # ---------------------------------------------------------------- per task

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,15 +105,30 @@ class Source:
 # ---------------------------------------------------------------- tallying
 
 
+def _append(values: array[int] | list[Any], value: Any) -> array[int] | list[Any]:
+    """Append to a compact integer array, or to a list once a value does not fit one."""
+    if isinstance(values, array):
+        if type(value) is int:
+            try:
+                values.append(value)
+                return values
+            except OverflowError:
+                pass
+        values = list(values)
+    values.append(value)
+    return values
+
+
 class _TaskTally:
     __slots__ = ("category", "codes", "counts_only", "positions", "run_ids", "urls")
 
     def __init__(self) -> None:
         self.codes = bytearray()
         #: Run ids and where each run was read (line or record), only when runs
-        #: carry ids: duplicates are found by sorting once at the end.
-        self.run_ids: list[Any] | None = None
-        self.positions: list[int | str] | None = None
+        #: carry ids: duplicates are found by sorting once at the end. Machine
+        #: integers while they fit (8 bytes a run, not a Python object each).
+        self.run_ids: array[int] | list[Any] | None = None
+        self.positions: array[int] | list[Any] | None = None
         self.urls: dict[int, str] = {}
         self.category: str | None = None
         self.counts_only: tuple[int, int, int] | None = None
@@ -129,6 +145,8 @@ class Tally:
         self.source = source
         self.problems = problems
         self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
+        self._last_key: tuple[str | None, str | None] | None = None
+        self._last_tasks: dict[str, _TaskTally] = {}
         self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
 
     def where(self, position: int | str) -> str:
@@ -156,16 +174,29 @@ class Tally:
         category: str | None = None,
         url: str | None = None,
     ) -> None:
-        tasks = self._tasks(suite, model)
+        # Runs of one (suite, model) usually come in a row: reuse the last group.
+        if self._last_key == (suite, model):
+            tasks = self._last_tasks
+        else:
+            tasks = self._last_tasks = self._tasks(suite, model)
+            self._last_key = (suite, model)
         tally = tasks.get(task)
         if tally is None:
             tally = tasks[task] = _TaskTally()
         if run is not None:
-            if tally.run_ids is None:
-                tally.run_ids, tally.positions = [], []
-            assert tally.positions is not None
-            tally.run_ids.append(run)
-            tally.positions.append(position)
+            ids, positions = tally.run_ids, tally.positions
+            if ids is None or positions is None:
+                ids = tally.run_ids = array("q")
+                positions = tally.positions = array("q")
+            # The common case inline (this runs once per line of a large file).
+            if type(ids) is array and type(run) is int and -(1 << 63) <= run < (1 << 63):
+                ids.append(run)
+            else:
+                tally.run_ids = _append(ids, run)
+            if type(positions) is array and type(position) is int:
+                positions.append(position)
+            else:
+                tally.positions = _append(positions, position)
         if category is not None:
             tally.category = category
         if url is not None:

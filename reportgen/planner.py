@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, normal_quantile, t_quantile
 
@@ -207,7 +207,7 @@ def detectable_difference(
     beta = _check_fraction("power", power, low_open=True, high_open=True)
     sd_d = s * math.sqrt(2.0 * (1.0 - rho))
     df = t_count - 1
-    multiplier = t_quantile(gamma, df) + float(stats.t.ppf(beta, df))
+    multiplier = t_quantile(gamma, df) + float(special.stdtrit(df, beta))
     return DetectableDifference(
         tasks=t_count,
         task_sd=s,

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import special
 
 from .estimate import (
     DEFAULT_CONFIDENCE,
@@ -282,7 +282,7 @@ def _support(c: IntArray, n: IntArray) -> _Support:
         rows = max(1, _PMF_ELEMENTS // (m + 1))
         for start in range(0, sel.size, rows):
             part = sel[start : start + rows]
-            pmf = stats.binom.pmf(grid[None, :], m, (pair_c[part] / m)[:, None])
+            pmf = _binomial_pmf(grid[None, :], m, (pair_c[part] / m)[:, None])
             acc += (weights[part] / count) @ pmf
         # Point masses at the same n fall into this block's slots.
         fixed = np.flatnonzero(~flaky & (pair_n == m))
@@ -348,6 +348,23 @@ def _replicates_direct(
             flat = unbiased_pass_hat_k(cc.ravel(), nn.ravel(), k)
             unbiased_out[start:stop] = flat.reshape(cc.shape).mean(axis=1)
     return plugin_out, unbiased_out
+
+
+def _binomial_pmf(x: IntArray, n: int, p: FloatArray) -> FloatArray:
+    """P(X = x) for X ~ Binomial(n, p), in log space (0 < p < 1 here: flaky tasks).
+
+    Written with scipy.special rather than scipy.stats.binom, which would cost
+    every build the second it takes to import scipy.stats.
+    """
+    log_pmf = (
+        special.gammaln(n + 1)
+        - special.gammaln(x + 1)
+        - special.gammaln(n - x + 1)
+        + special.xlogy(x, p)
+        + special.xlog1py(n - x, -p)
+    )
+    pmf: FloatArray = np.exp(log_pmf)
+    return pmf
 
 
 def two_stage_bootstrap(

@@ -507,3 +507,25 @@ def test_changed_input_is_read_again(tmp_path: Path, example_copy: Path) -> None
     note = build_copy()
     assert "parsed inputs" not in note and "nothing changed" not in note
     assert "brand-new" in (site / "report.json").read_text()
+
+
+def test_a_large_suite_gets_the_least_reliable_tasks_and_a_distribution(tmp_path: Path) -> None:
+    """Beyond about 100 tasks a forest plot is unreadable: 40 shown, plus a histogram."""
+    results = tmp_path / "many.jsonl"
+    lines = [
+        json.dumps({"task": f"t{t:03d}", "passed": (t * 7 + r) % 10 < t % 10})
+        for t in range(150)
+        for r in range(6)
+    ]
+    results.write_text("\n".join(lines) + "\n")
+    site = tmp_path / "site"
+    assert run_cli(["build", str(results), "-o", str(site)]) == 0
+    report = json.loads((site / "report.json").read_text())
+    page = (site / report["result_sets"][0]["page"]).read_text()
+    assert "The 40 least reliable of 150 tasks" in page
+    assert 'id="chart-distribution"' in page
+    forest = page[page.index('id="chart-forest"') : page.index('id="chart-distribution"')]
+    least = sorted(
+        report["result_sets"][0]["tasks"], key=lambda t: t["pass_hat_k"]["plugin"]["estimate"]
+    )
+    assert least[0]["id"] in forest

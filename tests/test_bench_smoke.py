@@ -1,0 +1,24 @@
+"""A small smoke run of the benchmark code: it must keep working, and is never timed here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.run import Row, per_task_baseline, stage_times, table
+from bench.synth import write_jsonl
+
+
+def test_benchmark_stages_run_on_a_tiny_input(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    lines = write_jsonl(path, tasks=12, runs=5)
+    assert lines == 12 * 5 * 2 == sum(1 for _ in path.open())
+    assert {json.loads(line)["model"] for line in path.open()} == {"model-a", "model-b"}
+    stages = stage_times(path, tmp_path / "site")
+    assert set(stages) == {"load", "core", "estimate", "charts", "render", "write"}
+    assert (tmp_path / "site" / "index.html").is_file()
+    counting, estimating = per_task_baseline(path)
+    row = Row("tiny", 12, 5, lines, stages=stages, build=1.0, floor=0.5, per_task=estimating)
+    row.per_task_count = counting
+    text = table([row])
+    assert "| tiny (12 tasks x 5 runs x 2 models) | 120 |" in text and "**2.00x**" in text
