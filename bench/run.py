@@ -164,8 +164,16 @@ def stage_times(path: Path, out: Path) -> dict[str, float]:
     return times
 
 
+def settle() -> None:
+    """Let the disk catch up first: a previous build's 200 MB still being written back
+    would otherwise slow the next one down by seconds (seen on this machine's VM disk)."""
+    os.sync()
+    time.sleep(0.5)
+
+
 def cli_build(path: Path, out: Path, extra: list[str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one `reportgen build` subprocess."""
+    settle()
     command = [sys.executable, "-m", "reportgen", "build", str(path), "-o", str(out), "--force"]
     start = time.perf_counter()
     proc = subprocess.Popen(
@@ -182,12 +190,16 @@ def measure(name: str, tasks: int, runs: int, repeat: int, work: Path) -> Row:
     path = work / f"{name}.jsonl"
     lines = write_jsonl(path, tasks, runs)
     row = Row(name, tasks, runs, lines)
+    settle()
     row.floor = statistics.median(floor_json_loads(path) for _ in range(repeat))
     row.per_task_count, row.per_task = per_task_baseline(path)
     row.stages = stage_times(path, work / f"{name}-stages")
     out = work / f"{name}-site"
-    # Clean builds (no cache), then one that fills the cache, then the rebuilds.
-    results = [cli_build(path, out, ["--no-cache"]) for _ in range(repeat)]
+    # Clean builds (no cache, into a new folder, as in CI), then one that fills the
+    # cache, then the rebuilds.
+    # Each clean build gets a folder of its own: deleting 20,000 files just before a
+    # build slowed it by seconds on this machine's VM disk, which is not the build's cost.
+    results = [cli_build(path, work / f"{name}-clean-{i}", ["--no-cache"]) for i in range(repeat)]
     row.build = statistics.median(r[0] for r in results)
     row.peak_mb = max(r[1] for r in results)
     cli_build(path, out)
@@ -201,7 +213,8 @@ def measure(name: str, tasks: int, runs: int, repeat: int, work: Path) -> Row:
     task_pages = [p for p in files if p.parent.name == "tasks" and p.suffix == ".html"]
     row.task_pages = len(task_pages)
     row.task_page_kb = sum(p.stat().st_size for p in task_pages) / max(len(task_pages), 1) / 1e3
-    for folder in (out, work / f"{name}-stages"):
+    clean = [work / f"{name}-clean-{i}" for i in range(repeat)]
+    for folder in (out, work / f"{name}-stages", *clean):
         shutil.rmtree(folder, ignore_errors=True)
     path.unlink()
     return row
