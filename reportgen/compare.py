@@ -36,6 +36,7 @@ from .estimate import (
     estimate_tasks,
     mean_with_t_interval,
 )
+from .serialize import interval_json, number
 
 Counts = Mapping[str, tuple[int, int]]
 Json = dict[str, Any]
@@ -236,25 +237,6 @@ def compare(
 # ---------------------------------------------------------------- JSON
 
 
-def _number(value: float | None) -> float | None:
-    """A float for JSON; NaN and None become null."""
-    if value is None:
-        return None
-    value = float(value)
-    return None if np.isnan(value) else value
-
-
-def _interval(interval: SuiteInterval) -> Json:
-    return {
-        "estimate": _number(interval.estimate),
-        "low": _number(interval.low),
-        "high": _number(interval.high),
-        "sd": _number(interval.sd),
-        "t": _number(interval.t),
-        "df": interval.df,
-    }
-
-
 def comparison_json(comparison: Comparison) -> Json:
     """Plain-JSON view: full precision, null for undefined values.
 
@@ -270,9 +252,9 @@ def comparison_json(comparison: Comparison) -> Json:
                 "a": {"successes": int(cmp.a.successes[i]), "runs": int(cmp.a.runs[i])},
                 "b": {"successes": int(cmp.b.successes[i]), "runs": int(cmp.b.runs[i])},
                 "difference": {
-                    "plugin": _number(cmp.diff_plugin[i]),
-                    "unbiased": _number(cmp.diff_unbiased[i]),
-                    "pass_rate": _number(cmp.diff_pass_rate[i]),
+                    "plugin": number(cmp.diff_plugin[i]),
+                    "unbiased": number(cmp.diff_unbiased[i]),
+                    "pass_rate": number(cmp.diff_pass_rate[i]),
                 },
             }
         )
@@ -283,9 +265,9 @@ def comparison_json(comparison: Comparison) -> Json:
         "only_in_a": list(cmp.only_in_a),
         "only_in_b": list(cmp.only_in_b),
         "difference": {
-            "plugin": _interval(cmp.plugin),
-            "unbiased": _interval(cmp.unbiased),
-            "pass_rate": _interval(cmp.pass_rate),
+            "plugin": interval_json(cmp.plugin),
+            "unbiased": interval_json(cmp.unbiased),
+            "pass_rate": interval_json(cmp.pass_rate),
         },
         "correlation": cmp.correlation,
         "flipped": {

@@ -38,6 +38,7 @@ from .estimate import (
     unbiased_pass_hat_k,
     validate,
 )
+from .serialize import interval_json, number
 
 Json = dict[str, Any]
 
@@ -63,14 +64,6 @@ def _counts(successes: npt.ArrayLike, runs: npt.ArrayLike) -> tuple[IntArray, In
     c = np.asarray(successes, dtype=np.int64)
     n = np.asarray(runs, dtype=np.int64)
     return c, n
-
-
-def _number(value: float | None) -> float | None:
-    """A float for JSON; NaN and None become null."""
-    if value is None:
-        return None
-    value = float(value)
-    return None if np.isnan(value) else value
 
 
 # ---------------------------------------------------------------- decomposition
@@ -179,10 +172,10 @@ def decomposition_json(result: VarianceDecomposition) -> Json:
         "flaky_share": result.flaky_share,
         "mean_pass_rate": result.mean_pass_rate,
         "variance": {
-            "total": _number(result.total),
-            "within": _number(result.within),
-            "between": _number(result.between),
-            "within_share": _number(result.within_share),
+            "total": number(result.total),
+            "within": number(result.within),
+            "between": number(result.between),
+            "within_share": number(result.within_share),
         },
         "warnings": list(result.warnings),
     }
@@ -509,10 +502,10 @@ def two_stage_bootstrap(
 
 def _bootstrap_interval_json(interval: BootstrapInterval) -> Json:
     return {
-        "estimate": _number(interval.estimate),
-        "low": _number(interval.low),
-        "high": _number(interval.high),
-        "replicate_mean": _number(interval.replicate_mean),
+        "estimate": number(interval.estimate),
+        "low": number(interval.low),
+        "high": number(interval.high),
+        "replicate_mean": number(interval.replicate_mean),
     }
 
 
@@ -691,17 +684,6 @@ def clustered_reliability(
     )
 
 
-def _suite_interval_json(interval: SuiteInterval) -> Json:
-    return {
-        "estimate": _number(interval.estimate),
-        "low": _number(interval.low),
-        "high": _number(interval.high),
-        "sd": _number(interval.sd),
-        "t": _number(interval.t),
-        "df": interval.df,
-    }
-
-
 def clustered_json(result: ClusteredReliability) -> Json:
     """Plain-JSON view of a ClusteredReliability."""
     p = result.plugin
@@ -711,18 +693,18 @@ def clustered_json(result: ClusteredReliability) -> Json:
         "clusters": p.clusters,
         "tasks": p.tasks,
         "plugin": {
-            "estimate": _number(p.estimate),
-            "low": _number(p.low),
-            "high": _number(p.high),
-            "se": _number(p.se),
-            "t": _number(p.t),
+            "estimate": number(p.estimate),
+            "low": number(p.low),
+            "high": number(p.high),
+            "se": number(p.se),
+            "t": number(p.t),
             "df": p.df,
         },
         "categories": [
             {
                 "category": cat.category,
                 "tasks": cat.tasks,
-                "plugin": _suite_interval_json(cat.plugin),
+                "plugin": interval_json(cat.plugin),
             }
             for cat in result.categories
         ],
