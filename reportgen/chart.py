@@ -19,6 +19,7 @@ from typing import Any
 import altair as alt
 import numpy as np
 
+from .estimate import FloatArray
 from .history import TrendPoint
 from .report import ComparisonReport, Report, SetReport
 from .svg import Converter, svg_batch
@@ -294,30 +295,7 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
         y=alt.Y("diag:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)"),
     )
     power = ref.mark_line(color=ORANGE).encode(x="p:Q", y="power:Q")
-    if len(s.tasks) <= SCATTER_LIMIT:
-        rows = [
-            {"task": t.id, "p": float(est.pass_rate[i]), "pk": float(est.plugin[i]), "tasks": 1}
-            for i, t in enumerate(s.tasks)
-        ]
-    else:
-        # Bin to a 0.02 grid so ten thousand tasks do not become ten thousand circles.
-        cells: dict[tuple[float, float], int] = {}
-        for p, pk in zip(
-            np.round(est.pass_rate * 50) / 50, np.round(est.plugin * 50) / 50, strict=True
-        ):
-            cells[(float(p), float(pk))] = cells.get((float(p), float(pk)), 0) + 1
-        rows = [{"p": p, "pk": pk, "tasks": n} for (p, pk), n in sorted(cells.items())]
-    points = (
-        alt.Chart(datasets.add(rows))
-        .mark_circle(color=BLUE, opacity=0.7)
-        .encode(
-            x="p:Q",
-            y="pk:Q",
-            size=alt.Size("tasks:Q", legend=None, scale=alt.Scale(range=[30, 300]))
-            if len(s.tasks) > SCATTER_LIMIT
-            else alt.value(40),
-        )
-    )
+    points = _circles(datasets, "p", est.pass_rate, "pk", est.plugin, opacity=0.7)
     chart = (diagonal + power + points).properties(width=340, height=300)
     title = f"Pass rate against pass^{k}"
     description = (
@@ -328,6 +306,28 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
     return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 
+def _circles(
+    datasets: _Datasets, x: str, xs: FloatArray, y: str, ys: FloatArray, opacity: float
+) -> alt.Chart:
+    """One circle per task, or, beyond SCATTER_LIMIT tasks, one per cell of a 0.02 grid
+    sized by how many tasks fall in it: ten thousand circles would make a huge SVG."""
+    if len(xs) <= SCATTER_LIMIT:
+        rows = [{x: float(a), y: float(b), "tasks": 1} for a, b in zip(xs, ys, strict=True)]
+        size: Any = alt.value(40)
+    else:
+        cells: dict[tuple[float, float], int] = {}
+        for a, b in zip(np.round(xs * 50) / 50, np.round(ys * 50) / 50, strict=True):
+            cells[(float(a), float(b))] = cells.get((float(a), float(b)), 0) + 1
+        rows = [{x: a, y: b, "tasks": n} for (a, b), n in sorted(cells.items())]
+        size = alt.Size("tasks:Q", legend=None, scale=alt.Scale(range=[30, 300]))
+    circles: alt.Chart = (
+        alt.Chart(datasets.add(rows))
+        .mark_circle(color=BLUE, opacity=opacity)
+        .encode(x=f"{x}:Q", y=f"{y}:Q", size=size)
+    )
+    return circles
+
+
 def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     """Each shared task's plug-in pass^k under A (across) and B (up)."""
     datasets = _Datasets()
@@ -335,13 +335,6 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     k, level = cmp.k, percent(cmp.confidence)
     a_name, b_name = c.a.result_set.name, c.b.result_set.name
     pa, pb = cmp.a.plugin, cmp.b.plugin
-    if len(cmp.shared) <= SCATTER_LIMIT:
-        rows = [{"a": float(pa[i]), "b": float(pb[i]), "tasks": 1} for i in range(len(cmp.shared))]
-    else:
-        cells: dict[tuple[float, float], int] = {}
-        for x, y in zip(np.round(pa * 50) / 50, np.round(pb * 50) / 50, strict=True):
-            cells[(float(x), float(y))] = cells.get((float(x), float(y)), 0) + 1
-        rows = [{"a": x, "b": y, "tasks": n} for (x, y), n in sorted(cells.items())]
     diagonal = (
         alt.Chart(datasets.add([{"v": 0.0}, {"v": 1.0}]))
         .mark_line(color=GREY, strokeDash=[4, 4])
@@ -350,17 +343,7 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
             y=alt.Y("v:Q", scale=_scale01(""), title=f"B: pass^{k}"),
         )
     )
-    points = (
-        alt.Chart(datasets.add(rows))
-        .mark_circle(color=BLUE, opacity=0.6)
-        .encode(
-            x="a:Q",
-            y="b:Q",
-            size=alt.Size("tasks:Q", legend=None, scale=alt.Scale(range=[30, 300]))
-            if len(cmp.shared) > SCATTER_LIMIT
-            else alt.value(40),
-        )
-    )
+    points = _circles(datasets, "a", pa, "b", pb, opacity=0.6)
     d = cmp.plugin
     title = f"pass^{k} per shared task, A against B"
     description = (
