@@ -146,11 +146,8 @@ def _config_for(args: argparse.Namespace) -> Config:
         config.k = _whole_number("-k", args.k, 1)
     if args.confidence is not None:
         config.confidence = _confidence(args.confidence)
-    for flag in ("title", "description", "base_url", "base_path", "label"):
-        value = getattr(args, flag, None)
-        if value is not None:
-            setattr(config, flag, value)
-    for flag in ("output", "templates", "content", "history"):
+    flags = ("title", "description", "base_url", "base_path", "label")
+    for flag in (*flags, "output", "templates", "content", "history"):
         value = getattr(args, flag, None)
         if value is not None:
             setattr(config, flag, value)

@@ -135,7 +135,6 @@ class Renderer:
         self.theme = theme
         self.options = options
         self.env = environment(theme)
-        self.content = theme.content_pages()
         self.site = {
             "title": report.title,
             "description": report.description,
@@ -143,23 +142,34 @@ class Renderer:
             "confidence": report.confidence,
             "level": percent(report.confidence),
         }
+        # Content pages are rendered once, up front: their titles make the
+        # navigation, which is the same on every page.
+        self.rendered_content = {
+            name: render_content(path.read_text(encoding="utf-8"), self.site, str(path))
+            for name, path in theme.content_pages().items()
+        }
+        ordered = sorted(
+            self.rendered_content.items(),
+            key=lambda item: (item[1][1].get("order", 99), item[0]),
+        )
+        self.nav = [
+            {"title": "Overview", "href": "index.html"},
+            *(
+                {"title": str(meta.get("title", name.title())), "href": f"{name}.html"}
+                for name, (_, meta) in ordered
+                if meta.get("nav", True)
+            ),
+        ]
 
     # -- helpers
 
     def _page(self, template: str, path: str, **context: Any) -> tuple[str, bytes]:
-        nav = [
-            {"title": "Overview", "href": "index.html"},
-            *(
-                {"title": title, "href": f"{name}.html"}
-                for name, title in self._content_titles().items()
-            ),
-        ]
         try:
             html = self.env.get_template(template).render(
                 site=self.site,
                 root=_depth_root(path),
                 path=path,
-                nav=nav,
+                nav=self.nav,
                 options=self.options,
                 history=self.report.history,
                 **context,
@@ -177,23 +187,6 @@ class Renderer:
     def _folders(self) -> str:
         return ", ".join(str(p) for p in self.theme.templates)
 
-    def _content_titles(self) -> dict[str, str]:
-        if not hasattr(self, "_titles"):
-            self._rendered_content = {
-                name: render_content(path.read_text(encoding="utf-8"), self.site, str(path))
-                for name, path in self.content.items()
-            }
-            ordered = sorted(
-                self._rendered_content.items(),
-                key=lambda item: (item[1][1].get("order", 99), item[0]),
-            )
-            self._titles = {
-                name: str(meta.get("title", name.title()))
-                for name, (_, meta) in ordered
-                if meta.get("nav", True)
-            }
-        return self._titles
-
     # -- pages
 
     def pages(self) -> Iterator[tuple[str, bytes]]:
@@ -208,9 +201,8 @@ class Renderer:
 
     def _files(self) -> Iterator[tuple[str, bytes]]:
         report = self.report
-        self._content_titles()
         yield self._page("index.html", "index.html", report=report, charts=self.charts.overview)
-        for name, (body, meta) in self._rendered_content.items():
+        for name, (body, meta) in self.rendered_content.items():
             yield self._page("content.html", f"{name}.html", body=body, meta=meta)
         yield self._page("404.html", "404.html")
         for s in report.sets:

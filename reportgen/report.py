@@ -67,8 +67,7 @@ class SetReport:
         upward. Falls back to the plug-in replicates when some task has n < k.
         """
         unbiased = self.bootstrap.unbiased
-        chosen = unbiased if unbiased is not None and unbiased.low is not None else None
-        chosen = chosen or self.bootstrap.plugin
+        chosen = unbiased if unbiased.low is not None else self.bootstrap.plugin
         return chosen.low, chosen.high
 
     @property
