@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .check import read_report
+from .check import headline_estimator, read_report
 from .compare import Comparison, compare
 from .errors import UserError
 from .load import Source, load_sources
@@ -23,7 +23,7 @@ from .textout import fixed, percent, table
 class NamedCounts:
     name: str
     counts: dict[str, tuple[int, int]]
-    #: The plug-in sd across tasks, when the source is a report (for the planner).
+    #: The headline estimate's sd across tasks, when the source is a report (for the planner).
     task_sd: float | None = None
 
 
@@ -53,7 +53,7 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
             rs["id"]: NamedCounts(
                 rs["name"],
                 {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]},
-                rs["reliability_at_k"]["plugin"]["sd"],
+                rs["reliability_at_k"][headline_estimator(rs)]["sd"],
             )
             for rs in doc["result_sets"]
         }
@@ -86,11 +86,11 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
         "",
     ]
     rows = []
-    for label, d in (
-        (f"pass^{k} plug-in", cmp.plugin),
-        (f"pass^{k} unbiased", cmp.unbiased),
-        ("pass rate", cmp.pass_rate),
-    ):
+    differences = [(f"pass^{k} plug-in", cmp.plugin), (f"pass^{k} unbiased", cmp.unbiased)]
+    if cmp.headline == "unbiased":
+        differences.reverse()
+    differences[0] = (f"{differences[0][0]} (headline)", differences[0][1])
+    for label, d in [*differences, ("pass rate", cmp.pass_rate)]:
         interval = (
             "[n/a]" if d.low is None or d.high is None else f"[{fixed(d.low)}, {fixed(d.high)}]"
         )

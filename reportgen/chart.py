@@ -344,12 +344,13 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         )
     )
     points = _circles(datasets, "a", pa, "b", pb, opacity=0.6)
-    d = cmp.plugin
+    d = cmp.lead
+    lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
     title = f"pass^{k} per shared task, A against B"
     description = (
         f"Each circle is one of {len(cmp.shared)} shared tasks: across, its plug-in pass^{k} "
         f"for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal favour A. "
-        f"Mean difference A - B: {fixed(d.estimate)}, {level} interval "
+        f"Mean difference A - B ({lead_name}): {fixed(d.estimate)}, {level} interval "
         f"[{fixed(d.low)}, {fixed(d.high)}]."
     )
     chart = (diagonal + points).properties(width=300, height=300, title=title)
@@ -431,12 +432,12 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     k, level = report.k, percent(report.confidence)
     rows = []
     for s in report.sets:
-        p = s.estimates.plugin
+        p = s.lead
         if p.estimate is None:
             continue
         rows.append(
             {
-                "set": s.result_set.name,
+                "set": f"{s.result_set.name} ({s.lead_label})",
                 "estimate": p.estimate,
                 "low": p.estimate if p.low is None else p.low,
                 "high": p.estimate if p.high is None else p.high,
@@ -444,7 +445,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         )
     data = datasets.add(rows)
     y = alt.Y("set:N", title=None, sort=None, axis=alt.Axis(labelLimit=220))
-    x_title = f"reliability@{k} (plug-in), {level} interval"
+    x_title = f"reliability@{k} (headline estimate), {level} interval"
     rules = (
         alt.Chart(data)
         .mark_rule(color=BLUE, strokeWidth=3)
@@ -458,7 +459,8 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     chart = (rules + points).properties(width=WIDTH - 240, height=max(60, 28 * len(rows)))
     title = f"reliability@{k} by result set, {level} intervals"
     description = (
-        f"One row per result set: the diamond is reliability@{k} (plug-in), the bar its "
+        f"One row per result set: the diamond is its headline reliability@{k} (the estimator "
+        f"is named with the set), the bar its "
         f"{level} Student-t interval across tasks. The same numbers are in the table."
     )
     return _render(chart_id, title, description, chart.properties(title=title), datasets)

@@ -25,8 +25,9 @@ def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
         doc = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserError(f"{flag}: {file}: not a report.json ({error})") from None
-    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
-        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1)")
+    # Version 1 (before the headline choice) stays readable: old sites are baselines.
+    if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
+        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1 or 2)")
     sets = doc.get("result_sets")
     if not isinstance(sets, list):
         raise UserError(f"{flag}: {file}: result_sets: missing")
@@ -50,21 +51,33 @@ def _value(rs: dict[str, Any], estimator: str) -> float | None:
     return None if value is None else float(value)
 
 
+def headline_estimator(rs: dict[str, Any]) -> str:
+    """The estimator a result set leads with; reports before schema 2 led with the plug-in."""
+    chosen = rs["reliability_at_k"].get("headline", "plugin")
+    return chosen if chosen in ("plugin", "unbiased") else "plugin"
+
+
 def check_report(
     report: dict[str, Any],
     min_reliability: float | None,
     baseline: dict[str, Any] | None,
     max_drop: float | None,
-    estimator: str = "plugin",
+    estimator: str = "headline",
 ) -> Verdict:
+    """Gate each result set on its headline reliability@k (or the named estimator).
+
+    Against a baseline the same estimator is read from both reports, so the
+    drop is like for like even if the baseline led with another one.
+    """
     k = report["k"]
     failures: list[str] = []
     passes: list[str] = []
     old_sets = {(rs["suite"], rs["model"]): rs for rs in (baseline or {}).get("result_sets", [])}
     for rs in report["result_sets"]:
         name = rs["name"]
-        value = _value(rs, estimator)
-        label = f"reliability@{k} ({estimator})"
+        chosen = headline_estimator(rs) if estimator == "headline" else estimator
+        value = _value(rs, chosen)
+        label = f"reliability@{k} ({'plug-in' if chosen == 'plugin' else chosen})"
         if value is None:
             failures.append(f"{name}: {label} is undefined; see the report's warnings")
             continue
@@ -75,7 +88,7 @@ def check_report(
                 passes.append(f"{name}: {label} {value:.3f} >= {min_reliability:.3f}")
         if baseline is not None and max_drop is not None:
             old = old_sets.get((rs["suite"], rs["model"]))
-            old_value = None if old is None else _value(old, estimator)
+            old_value = None if old is None else _value(old, chosen)
             if old_value is None:
                 passes.append(f"{name}: not in the baseline; nothing to compare")
                 continue

@@ -79,6 +79,20 @@ class Comparison:
     ranked: IntArray
     warnings: tuple[str, ...]
 
+    @property
+    def headline(self) -> str:
+        """The difference to lead with: the unbiased one whenever it is defined.
+
+        A difference of plug-in means carries the difference of the two
+        sides' biases, which does not cancel when their pass rates differ; the
+        difference of unbiased means is unbiased for the true difference.
+        """
+        return "unbiased" if self.unbiased.estimate is not None else "plugin"
+
+    @property
+    def lead(self) -> SuiteInterval:
+        return self.unbiased if self.headline == "unbiased" else self.plugin
+
 
 def _counts_arrays(name: str, counts: Counts) -> tuple[list[str], IntArray, IntArray]:
     """Validate one side's mapping and return (sorted ids, successes, runs)."""
@@ -262,6 +276,7 @@ def comparison_json(comparison: Comparison) -> Json:
         "k": cmp.k,
         "confidence": cmp.confidence,
         "shared_tasks": len(cmp.shared),
+        "headline": cmp.headline,
         "only_in_a": list(cmp.only_in_a),
         "only_in_b": list(cmp.only_in_b),
         "difference": {

@@ -19,13 +19,17 @@ Available inside a content file:
   `decompose(items)`: a `variance.VarianceDecomposition`; `clustered(items, categories,
   k=...)`: a `variance.ClusteredReliability`; `plan(target_halfwidth, pass_rate=...,
   task_sd=..., correlation=..., tasks=...)`: a `planner.Plan`;
-  `wilson_halfwidth(runs, pass_rate, confidence)`.
-* filters `f3` (three decimals), `pct` (0.95 -> "95%"),
+  `wilson_halfwidth(runs, pass_rate, confidence)`; `coverage(alpha, beta, tasks, runs,
+  k=...)`: a `coverage.CoverageCheck` for T tasks of n runs with true rates ~ Beta(alpha,
+  beta) (beta None: a point mass at alpha), `shown_bootstrap(result)`: the bootstrap
+  interval pages show, and `headline(check)`: a `coverage.Headline`.
+* filters `f3` (three decimals), `pct` (0.95 -> "95%"), `pct1` (0.8295 -> "83.0%"),
   `interval` ((low, high) -> "[0.199, 0.777]").
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -38,6 +42,7 @@ from markdown_it import MarkdownIt
 
 from .compare import Comparison
 from .compare import compare as compare_sets
+from .coverage import CoverageCheck, Population, check_coverage, choose_headline
 from .errors import UserError
 from .estimate import (
     SuiteInterval,
@@ -48,12 +53,14 @@ from .estimate import (
     t_quantile,
 )
 from .planner import Plan, plan, wilson_halfwidth
-from .textout import bracket, fixed, percent
+from .textout import bracket, fixed, percent, percent1
 from .variance import (
+    SHOWN_INTERVAL,
     ClusteredReliability,
     VarianceDecomposition,
     clustered_reliability,
     decompose_variance,
+    shown_bootstrap_interval,
     two_stage_bootstrap,
 )
 
@@ -212,6 +219,10 @@ def _pct(value: float) -> _Formatted:
     return _Formatted(percent(value))
 
 
+def _pct1(value: float | None) -> _Formatted:
+    return _Formatted(percent1(value))
+
+
 def _interval(pair: Sequence[float | None]) -> _Formatted:
     low, high = pair
     return _Formatted(bracket(low, high))
@@ -243,11 +254,30 @@ def content_environment() -> jinja2.Environment:
     )
     env.filters["f3"] = _f3
     env.filters["pct"] = _pct
+    env.filters["pct1"] = _pct1
     env.filters["interval"] = _interval
     return env
 
 
 _MARKDOWN = MarkdownIt("commonmark", {"typographer": False}).enable("table")
+
+
+def _heading_id(text: str) -> str:
+    """'How much to trust these intervals' -> 'how-much-to-trust-these-intervals'."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def markdown_to_html(markdown: str) -> str:
+    """Markdown to HTML, with an id on every h2 and h3 so sections can be linked to."""
+    tokens = _MARKDOWN.parse(markdown)
+    seen: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag in ("h2", "h3"):
+            slug = _heading_id(tokens[i + 1].content)
+            seen[slug] = seen.get(slug, 0) + 1
+            token.attrSet("id", slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
+    html: str = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
+    return html
 
 
 def _template_line(error: BaseException) -> int | None:
@@ -259,6 +289,19 @@ def _template_line(error: BaseException) -> int | None:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
+
+
+@functools.lru_cache(maxsize=64)
+def coverage_example(
+    alpha: float, beta: float | None, tasks: int, runs: int, k: int, confidence: float
+) -> CoverageCheck:
+    """A coverage check for a made-up suite; cached, since the pages of one build
+    (and the test suite's many builds) ask for the same few again and again."""
+    if beta is None:
+        population = Population(alpha, None)
+    else:
+        population = Population(alpha / (alpha + float(beta)), alpha + float(beta))
+    return check_coverage([runs] * tasks, k, population, confidence)
 
 
 def render_content(
@@ -292,7 +335,17 @@ def render_content(
         return compare_sets(named_a, named_b, k, confidence)
 
     def bootstrap(items: Sequence[Any], k: int = k, confidence: float = confidence) -> Any:
-        return two_stage_bootstrap(*counts(items), k, confidence)
+        return two_stage_bootstrap(*counts(items), k, confidence, interval=SHOWN_INTERVAL)
+
+    def coverage(
+        alpha: float,
+        beta: float | None,
+        tasks: int,
+        runs: int,
+        k: int = k,
+        confidence: float = confidence,
+    ) -> CoverageCheck:
+        return coverage_example(float(alpha), beta, int(tasks), int(runs), int(k), confidence)
 
     def decompose(items: Sequence[Any]) -> VarianceDecomposition:
         return decompose_variance(*counts(items))
@@ -322,6 +375,9 @@ def render_content(
             clustered=clustered,
             plan=planner,
             wilson_halfwidth=wilson_halfwidth,
+            coverage=coverage,
+            shown_bootstrap=shown_bootstrap_interval,
+            headline=lambda check: choose_headline(check, True),
         )
     except jinja2.TemplateError as error:
         line = getattr(error, "lineno", None) or _template_line(error)
@@ -331,4 +387,4 @@ def render_content(
         line = _template_line(error)
         where = f"{source}:{line + offset}" if line else source
         raise UserError(f"{where}: {error}") from None
-    return _MARKDOWN.render(markdown), meta
+    return markdown_to_html(markdown), meta

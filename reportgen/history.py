@@ -155,6 +155,7 @@ def build_entry(report: Report, label: str) -> Json:
                 "name": s.result_set.name,
                 "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
                 "reliability_at_k": {
+                    "headline": s.headline.estimator,
                     "plugin": interval_json(s.estimates.plugin),
                     "unbiased": interval_json(s.estimates.unbiased),
                 },
@@ -188,31 +189,55 @@ class TrendPoint:
     """One build of one result set."""
 
     label: str
+    #: The estimate the trend follows: the result set's headline in this build.
+    estimator: str
     plugin: SuiteInterval
     unbiased: SuiteInterval
     pass_rate: SuiteInterval
     tasks: int
     #: Paired comparison with the previous build on shared tasks (None for the first).
     step: Comparison | None
-    #: The tasks whose plug-in pass^k moved most since the previous build.
+    #: The tasks whose pass^k (of `estimator`) moved most since the previous build.
     movers: list[tuple[str, float]]
+
+    @property
+    def lead(self) -> SuiteInterval:
+        """reliability@k of the followed estimate (the plug-in where the other is undefined)."""
+        if self.estimator == "unbiased" and self.unbiased.estimate is not None:
+            return self.unbiased
+        return self.plugin
+
+    @property
+    def change(self) -> SuiteInterval | None:
+        """The paired change from the previous build, of the followed estimate."""
+        if self.step is None:
+            return None
+        if self.estimator == "unbiased" and self.step.unbiased.estimate is not None:
+            return self.step.unbiased
+        return self.step.plugin
 
     @property
     def significant(self) -> bool:
         """The paired interval of the change from the previous build excludes zero."""
-        d = self.step.plugin if self.step is not None else None
+        d = self.change
         return (
             d is not None and d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
         )
 
 
 def trend(
-    entries: list[Json], suite: str, model: str, k: int, confidence: float
+    entries: list[Json],
+    suite: str,
+    model: str,
+    k: int,
+    confidence: float,
+    estimator: str = "unbiased",
 ) -> list[TrendPoint]:
     """The builds in which this (suite, model) appears, oldest first, with their steps.
 
     Every number is recomputed from the stored per-task counts with this
-    build's k and confidence, so a trend stays consistent when they change.
+    build's k and confidence, so a trend stays consistent when they change;
+    steps and movers follow `estimator`, this build's headline.
     """
     points: list[TrendPoint] = []
     previous: dict[str, tuple[int, int]] | None = None
@@ -228,18 +253,17 @@ def trend(
         movers: list[tuple[str, float]] = []
         if previous is not None and set(previous) & set(counts):
             step = compare(counts, previous, k, confidence)
-            order = np.argsort(-np.abs(np.nan_to_num(step.diff_plugin)), kind="stable")
-            movers = [
-                (step.shared[i], float(step.diff_plugin[i]))
-                for i in order[:10]
-                if step.diff_plugin[i] != 0
-            ]
+            use_unbiased = estimator == "unbiased" and step.unbiased.estimate is not None
+            diff = step.diff_unbiased if use_unbiased else step.diff_plugin
+            order = np.argsort(-np.abs(np.nan_to_num(diff)), kind="stable")
+            movers = [(step.shared[i], float(diff[i])) for i in order[:10] if diff[i] != 0]
         suite_now = estimate_suite(
             [c for c, _ in counts.values()], [n for _, n in counts.values()], k, confidence
         )
         points.append(
             TrendPoint(
                 label=entry["label"],
+                estimator=estimator,
                 plugin=suite_now.plugin,
                 unbiased=suite_now.unbiased,
                 pass_rate=mean_with_t_interval(suite_now.tasks.pass_rate, confidence),
@@ -257,6 +281,7 @@ def trend_json(points: list[TrendPoint]) -> list[Json]:
         {
             "label": p.label,
             "tasks": p.tasks,
+            "headline": p.estimator,
             "reliability_plugin": interval_json(p.plugin),
             "reliability_unbiased": interval_json(p.unbiased),
             "pass_rate": interval_json(p.pass_rate),
@@ -265,8 +290,9 @@ def trend_json(points: list[TrendPoint]) -> list[Json]:
             else {
                 "shared_tasks": len(p.step.shared),
                 "plugin": interval_json(p.step.plugin),
+                "unbiased": interval_json(p.step.unbiased),
                 "significant": p.significant,
-                "movers": [{"id": task, "plugin": d} for task, d in p.movers],
+                "movers": [{"id": task, "change": d} for task, d in p.movers],
             },
         }
         for p in points
@@ -287,7 +313,14 @@ def with_history(report: Report, previous: list[Json], label: str) -> SiteHistor
     """Add this build to the history and work out every result set's trend."""
     entries = merge(previous, build_entry(report, label))
     trends = {
-        s.id: trend(entries, s.result_set.suite, s.result_set.model, report.k, report.confidence)
+        s.id: trend(
+            entries,
+            s.result_set.suite,
+            s.result_set.model,
+            report.k,
+            report.confidence,
+            s.headline.estimator,
+        )
         for s in report.sets
     }
     return SiteHistory(label=label, entries=entries, trends=trends)

@@ -35,9 +35,9 @@ def badge_colour(value: float | None) -> str:
 
 
 def badge_message(s: SetReport) -> str:
-    """'reliability@3 0.61 [0.09, 1.00]': two decimals fit a badge."""
-    p = s.estimates.plugin
-    head = f"reliability@{s.estimates.k}"
+    """'reliability@3 0.61 [0.09, 1.00]': the headline estimate; two decimals fit a badge."""
+    p = s.lead
+    head = f"reliability@{s.estimates.k} ({s.lead_label})"
     if p.estimate is None:
         return f"{head} n/a"
     text = f"{head} {p.estimate:.2f}"
@@ -52,7 +52,7 @@ def badge_json(s: SetReport) -> bytes:
         "schemaVersion": 1,
         "label": s.result_set.name,
         "message": badge_message(s),
-        "color": badge_colour(s.estimates.plugin.estimate),
+        "color": badge_colour(s.lead.estimate),
     }
     return (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
@@ -73,7 +73,7 @@ def _text_width(text: str) -> int:
 def badge_svg(s: SetReport) -> bytes:
     """A flat two-part badge, drawn here so no badge service is needed."""
     label, message = s.result_set.name, badge_message(s)
-    colour = _HEX[badge_colour(s.estimates.plugin.estimate)]
+    colour = _HEX[badge_colour(s.lead.estimate)]
     left, right = _text_width(label), _text_width(message)
     width = left + right
     title = f"{label}: {message}"
@@ -108,8 +108,8 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
     page = _absolute(base_url, s.page)
     k, level = report.k, percent(report.confidence)
     markdown = f"[![reliability@{k}: {s.result_set.name}]({badge})]({page})"
-    p = s.estimates.plugin
-    name = f"reliability@{k} (plug-in)"
+    p = s.lead
+    name = f"reliability@{k} ({s.lead_label})"
     if p.low is not None and p.high is not None:
         name += f", {level} interval [{p.low:.3f}, {p.high:.3f}]"
     entry = {

@@ -35,8 +35,8 @@ from .errors import UserError
 from .history import HISTORY_FILE, history_bytes
 from .load import EXCLUDED, FAIL, PASS, TaskCounts
 from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
-from .report import ComparisonReport, Report, SetReport, report_json, task_csv_rows
-from .textout import fixed, percent
+from .report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, report_json, task_csv_rows
+from .textout import fixed, percent, percent1
 
 
 def package_folder(name: str) -> Path:
@@ -108,7 +108,9 @@ def environment(theme: Theme) -> jinja2.Environment:
     )
     env.filters["f3"] = fixed
     env.filters["pct"] = percent
+    env.filters["pct1"] = percent1
     env.filters["safe_url"] = _safe_url
+    env.globals["coverage_names"] = COVERAGE_NAMES
     env.globals["interval"] = _interval
     env.globals["version"] = __version__
     return env

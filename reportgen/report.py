@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .compare import Comparison, compare, comparison_json
-from .estimate import CurvePoint, SuiteEstimates, curve_over_k, estimate_suite
+from .coverage import CoverageCheck, Headline, check_coverage, choose_headline, fit_population
+from .estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
 from .load import ResultSet, TaskCounts
 from .planner import DEFAULT_TASK_SD, Plan, plan, plan_json
-from .serialize import Json, interval_json, number, reliability_json, task_json
+from .serialize import Json, coverage_json, interval_json, number, reliability_json, task_json
 
 if TYPE_CHECKING:
     from .history import SiteHistory
 from .variance import (
+    SHOWN_INTERVAL,
     ClusteredReliability,
     TwoStageBootstrap,
     VarianceDecomposition,
@@ -31,8 +33,13 @@ from .variance import (
     clustered_reliability,
     decompose_variance,
     decomposition_json,
+    shown_bootstrap_interval,
     two_stage_bootstrap,
 )
+
+#: The headline note on bias appears when the plug-in exceeds the unbiased
+#: value by more than this share of the headline interval's half-width.
+BIAS_NOTE_SHARE = 0.25
 
 
 @dataclass
@@ -52,33 +59,80 @@ class SetReport:
     clustered: ClusteredReliability | None
     #: How many runs and tasks a tighter interval would take, for a few targets.
     plans: list[Plan]
+    #: How often each suite interval covered the truth in suites of this shape.
+    coverage: CoverageCheck | None
+    #: Which reliability@k leads the pages (chosen from `coverage`).
+    headline: Headline
 
     @property
     def page(self) -> str:
         return f"sets/{self.id}/index.html"
 
     @property
-    def bootstrap_interval(self) -> tuple[float | None, float | None]:
-        """The two-stage bootstrap interval shown beside the t interval.
+    def lead(self) -> SuiteInterval:
+        """The headline reliability@k with its t interval."""
+        unbiased = self.headline.estimator == "unbiased"
+        return self.estimates.unbiased if unbiased else self.estimates.plugin
 
-        It is the percentile interval of the unbiased statistic's replicates:
-        with c* ~ Binomial(n, c/n), E[C(c*, k)/C(n, k)] = (c/n)^k, so these
-        replicates centre on the plug-in headline, while (c*/n)^k would drift
-        upward. Falls back to the plug-in replicates when some task has n < k.
-        """
-        unbiased = self.bootstrap.unbiased
-        chosen = unbiased if unbiased.low is not None else self.bootstrap.plugin
-        return chosen.low, chosen.high
+    @property
+    def lead_label(self) -> str:
+        return "unbiased" if self.headline.estimator == "unbiased" else "plug-in"
+
+    @property
+    def other_label(self) -> str:
+        return "plug-in" if self.headline.estimator == "unbiased" else "unbiased"
+
+    @property
+    def other(self) -> SuiteInterval:
+        """The reliability@k shown beside the headline."""
+        unbiased = self.headline.estimator == "unbiased"
+        return self.estimates.plugin if unbiased else self.estimates.unbiased
+
+    @property
+    def bootstrap_interval(self) -> tuple[float | None, float | None]:
+        """The two-stage bootstrap interval shown beside the t intervals."""
+        return shown_bootstrap_interval(self.bootstrap)
+
+    @property
+    def plugin_bias(self) -> float | None:
+        """Mean plug-in minus mean unbiased pass^k: the plug-in's bias, estimated."""
+        p, u = self.estimates.plugin.estimate, self.estimates.unbiased.estimate
+        return None if p is None or u is None else p - u
+
+    @property
+    def plugin_bias_share(self) -> float | None:
+        """The plug-in's bias as a share of the headline t interval's half-width (unclamped)."""
+        bias, lead = self.plugin_bias, self.lead
+        if bias is None or lead.sd is None or lead.t is None:
+            return None
+        half = lead.t * lead.sd / float(np.sqrt(lead.df + 1))
+        return bias / half if half > 0 else None
+
+    @property
+    def bias_is_large(self) -> bool:
+        """Whether the page should say in words that the plug-in overstates."""
+        share = self.plugin_bias_share
+        return share is not None and share > BIAS_NOTE_SHARE
+
+    @property
+    def coverage_shortfall(self) -> float | None:
+        """The best measured coverage when no interval reaches its level, else None."""
+        if self.coverage is None:
+            return None
+        measured = [i for i in self.coverage.intervals if i.coverage is not None]
+        if not measured or any(i.reaches(self.coverage.confidence) for i in measured):
+            return None
+        return max(float(i.coverage) for i in measured if i.coverage is not None)
 
     @property
     def bootstrap_note(self) -> str | None:
-        """A caution when the shown bootstrap interval misses the plug-in headline."""
+        """A caution when the shown bootstrap interval misses the headline estimate."""
         low, high = self.bootstrap_interval
-        estimate = self.estimates.plugin.estimate
+        estimate = self.lead.estimate
         if low is None or high is None or estimate is None or low <= estimate <= high:
             return None
         return (
-            f"The bootstrap interval does not contain the plug-in estimate {estimate:.3f}: "
+            f"The bootstrap interval does not contain the headline estimate {estimate:.3f}: "
             "with so few runs per task, redrawing runs shifts pass^k noticeably."
         )
 
@@ -191,12 +245,18 @@ def build_report(
             successes, runs, k, confidence, labels=[f"task {t.id!r}" for t in tasks]
         )
         categories = [t.category for t in tasks]
-        clustered = None
+        clustered, labels = None, None
         if any(categories):
             # Tasks without a category form a cluster of their own.
             labels = [c if c else "(no category)" for c in categories]
             clustered = clustered_reliability(successes, runs, k, labels, confidence)
-        task_sd = estimates.plugin.sd if estimates.plugin.sd else DEFAULT_TASK_SD
+        coverage = None
+        if len(tasks) >= 2:
+            population = fit_population(successes, runs)
+            coverage = check_coverage(runs, k, population, confidence, categories=labels)
+        headline = choose_headline(coverage, estimates.unbiased.estimate is not None)
+        lead = estimates.unbiased if headline.estimator == "unbiased" else estimates.plugin
+        task_sd = lead.sd if lead.sd else DEFAULT_TASK_SD
         sets.append(
             SetReport(
                 id=set_id,
@@ -207,12 +267,16 @@ def build_report(
                 curve=curve_over_k(successes, runs, confidence),
                 warnings=warnings + list(estimates.warnings),
                 variance=decompose_variance(successes, runs),
-                bootstrap=two_stage_bootstrap(successes, runs, k, confidence),
+                bootstrap=two_stage_bootstrap(
+                    successes, runs, k, confidence, interval=SHOWN_INTERVAL
+                ),
                 clustered=clustered,
                 plans=[
                     plan(h, confidence, task_sd=task_sd, tasks=max(len(tasks), 2))
                     for h in PLAN_TARGETS
                 ],
+                coverage=coverage,
+                headline=headline,
             )
         )
     return Report(
@@ -224,6 +288,18 @@ def build_report(
         comparisons=compare_pairs(sets, k, confidence),
     )
 
+
+#: How pages name the intervals of the coverage check.
+COVERAGE_NAMES = {
+    "plugin_t": "plug-in, Student-t across tasks",
+    "unbiased_t": "unbiased, Student-t across tasks",
+    "bootstrap": "two-stage bootstrap",
+    "clustered_plugin": "plug-in, clustered by category",
+    "clustered_unbiased": "unbiased, clustered by category",
+}
+
+#: report.json's layout version: 2 added the headline choice and the coverage check.
+SCHEMA_VERSION = 2
 
 #: Target half-widths the planner section of each result set's page answers for.
 PLAN_TARGETS = (0.10, 0.05, 0.02)
@@ -270,7 +346,7 @@ def summary_set_json(s: SetReport) -> Json:
         "format": rs.format,
         "excluded_runs": rs.excluded_runs,
         "tasks": tasks,
-        "reliability_at_k": reliability_json(s.estimates),
+        "reliability_at_k": reliability_json(s.estimates, s.headline),
         "warnings": s.warnings,
     }
 
@@ -301,6 +377,7 @@ def report_json(report: Report) -> Json:
                     "shown": dict(zip(("low", "high"), s.bootstrap_interval, strict=True)),
                 },
                 "clustered": None if s.clustered is None else clustered_json(s.clustered),
+                "coverage": None if s.coverage is None else coverage_json(s.coverage),
                 "planner": [plan_json(p) for p in s.plans],
                 "curve": [
                     {
@@ -318,7 +395,7 @@ def report_json(report: Report) -> Json:
         for c in report.comparisons
     ]
     return {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "title": report.title,
         "description": report.description,
         "confidence": report.confidence,

@@ -6,9 +6,12 @@ Full precision throughout; an undefined value (NaN in the core) becomes null.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .estimate import SuiteEstimates, SuiteInterval, TaskEstimates
+
+if TYPE_CHECKING:  # coverage imports variance, which imports this module
+    from .coverage import CoverageCheck, Headline
 
 Json = dict[str, Any]
 
@@ -54,20 +57,57 @@ def interval_json(interval: SuiteInterval) -> Json:
     }
 
 
-def reliability_json(suite: SuiteEstimates) -> Json:
+def reliability_json(suite: SuiteEstimates, headline: Headline | None = None) -> Json:
+    """Both reliability@k estimates; with `headline`, which one leads and why."""
+    body: Json = {"tasks": len(suite.tasks)}
+    if headline is not None:
+        body["headline"] = headline.estimator
+        body["headline_reason"] = headline.reason
+    body["plugin"] = interval_json(suite.plugin)
+    body["unbiased"] = interval_json(suite.unbiased)
+    return body
+
+
+def coverage_json(check: CoverageCheck) -> Json:
+    """The coverage check: its simulated world and each interval's measured coverage."""
+    population = check.population
     return {
-        "tasks": len(suite.tasks),
-        "plugin": interval_json(suite.plugin),
-        "unbiased": interval_json(suite.unbiased),
+        "confidence": check.confidence,
+        "k": check.k,
+        "tasks": check.tasks,
+        "population": {
+            "model": "point mass" if population.concentration is None else "beta",
+            "mean": population.mean,
+            "alpha": population.alpha,
+            "beta": population.beta,
+        },
+        "true_value": check.true_value,
+        "plugin_bias": check.plugin_bias,
+        "seed": check.seed,
+        "replicates": check.replicates,
+        "bootstrap_replicates": check.bootstrap_replicates,
+        "bootstrap_resamples": check.bootstrap_resamples,
+        "intervals": [
+            {
+                "interval": i.name,
+                "coverage": number(i.coverage),
+                "monte_carlo_error": number(i.monte_carlo_error),
+                "replicates": i.replicates,
+            }
+            for i in check.intervals
+        ],
     }
 
 
-def estimate_json(suite: SuiteEstimates) -> Json:
+def estimate_json(
+    suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
+) -> Json:
     """The whole `reportgen estimate --format json` document."""
     return {
         "k": suite.k,
         "confidence": suite.confidence,
         "tasks": [task_json(suite.tasks, i) for i in range(len(suite.tasks))],
-        "reliability_at_k": reliability_json(suite),
+        "reliability_at_k": reliability_json(suite, headline),
+        "coverage": None if check is None else coverage_json(check),
         "warnings": list(suite.warnings),
     }

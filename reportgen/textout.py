@@ -5,13 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .coverage import CoverageCheck, Headline
 from .estimate import SuiteEstimates, SuiteInterval
-from .report import Report
+from .report import COVERAGE_NAMES, Report
 
 
 def percent(confidence: float) -> str:
     """0.95 -> '95%', 0.995 -> '99.5%'."""
     return f"{confidence * 100:.10g}%"
+
+
+def percent1(share: float | None) -> str:
+    """0.8295 -> '83.0%': a measured share, one decimal."""
+    if share is None or math.isnan(share):
+        return "n/a"
+    return f"{share * 100:.1f}%"
 
 
 def fixed(value: float | None) -> str:
@@ -73,12 +81,15 @@ def task_header(suite: SuiteEstimates, first: str) -> list[str]:
     ]
 
 
-def reliability_text(suite: SuiteEstimates) -> str:
+def reliability_text(suite: SuiteEstimates, headline: Headline | None = None) -> str:
     k, level = suite.k, percent(suite.confidence)
+    mark = {"plugin": "", "unbiased": ""}
+    if headline is not None:
+        mark[headline.estimator] = "  (headline)"
     lines = [
         f"reliability@{k} ({len(suite.tasks)} tasks, {level} Student-t interval across tasks)",
-        "  " + suite_line("plug-in: ", suite.plugin),
-        "  " + suite_line("unbiased:", suite.unbiased),
+        "  " + suite_line("plug-in: ", suite.plugin) + mark["plugin"],
+        "  " + suite_line("unbiased:", suite.unbiased) + mark["unbiased"],
     ]
     p = suite.plugin
     if p.sd is not None and p.t is not None:
@@ -86,11 +97,33 @@ def reliability_text(suite: SuiteEstimates) -> str:
     return "\n".join(lines) + "\n"
 
 
+def coverage_text(check: CoverageCheck, headline: Headline) -> str:
+    """Each interval's measured coverage, and why the headline leads."""
+    rows = [
+        [f"  {COVERAGE_NAMES[i.name]}", f"{percent1(i.coverage)} ± {percent1(i.monte_carlo_error)}"]
+        + ([f"({i.replicates} suites)"] if i.replicates != check.replicates else [""])
+        for i in check.intervals
+        if i.coverage is not None
+    ]
+    lead = "unbiased" if headline.estimator == "unbiased" else "plug-in"
+    return (
+        f"coverage of each {percent(check.confidence)} interval in {check.replicates} simulated "
+        f"suites of this shape (seed {check.seed}):\n"
+        + "\n".join(
+            "  ".join([name.ljust(36), value.rjust(14), note]).rstrip()
+            for name, value, note in rows
+        )
+        + f"\nheadline: {lead}, because {headline.reason}\n"
+    )
+
+
 def warnings_text(warnings: Sequence[str]) -> str:
     return "".join(f"warning: {w}\n" for w in warnings)
 
 
-def estimate_text(suite: SuiteEstimates) -> str:
+def estimate_text(
+    suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
+) -> str:
     """The `reportgen estimate` table for one or several tasks."""
     labels = [str(i + 1) for i in range(len(suite.tasks))]
     header = task_header(suite, "task")
@@ -101,7 +134,9 @@ def estimate_text(suite: SuiteEstimates) -> str:
     )
     text = intro + body
     if len(suite.tasks) > 1:
-        text += "\n" + reliability_text(suite)
+        text += "\n" + reliability_text(suite, headline)
+        if check is not None and headline is not None:
+            text += coverage_text(check, headline)
     if suite.warnings:
         text += "\n" + warnings_text(suite.warnings)
     return text
@@ -119,7 +154,10 @@ def summary_text(report: Report) -> str:
         rows = [rows[i] for i in order]
         header = task_header(s.estimates, "task")
         block = title + "\n" + table(header, rows, [False] + [True] * 5)
-        block += reliability_text(s.estimates) + warnings_text(s.warnings)
+        block += reliability_text(s.estimates, s.headline)
+        if s.coverage is not None:
+            block += coverage_text(s.coverage, s.headline)
+        block += warnings_text(s.warnings)
         blocks.append(block)
     intro = f"k = {report.k}; intervals at {percent(report.confidence)}\n\n"
     return intro + "\n".join(blocks)

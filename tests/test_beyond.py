@@ -71,17 +71,18 @@ def test_set_page_shows_variance_bootstrap_categories_and_planner(example_site: 
     variance = decompose_variance(successes, runs)
     assert f"{variance.flaky_tasks} of {variance.tasks} tasks" in page
     assert f"{variance.within:.3f}" in page and f"{variance.between:.3f}" in page
-    boot = two_stage_bootstrap(successes, runs, 3)
+    boot = two_stage_bootstrap(successes, runs, 3, interval="bias-corrected")
     assert boot.unbiased is not None
     shown = rs["bootstrap"]["shown"]
     assert (shown["low"], shown["high"]) == (boot.unbiased.low, boot.unbiased.high)
     assert f"[{shown['low']:.3f}, {shown['high']:.3f}]" in page
     clustered = rs["clustered"]
     assert clustered["clusters"] == 4  # billing, shipping, account, returns
-    assert f"[{clustered['plugin']['low']:.3f}, {clustered['plugin']['high']:.3f}]" in page
+    lead = rs["reliability_at_k"]["headline"]
+    assert f"[{clustered[lead]['low']:.3f}, {clustered[lead]['high']:.3f}]" in page
     for category in ("billing", "shipping", "account", "returns"):
         assert f'<th scope="row">{category}</th>' in page
-    sd = rs["reliability_at_k"]["plugin"]["sd"]
+    sd = rs["reliability_at_k"][lead]["sd"]
     for entry in rs["planner"]:
         expected = plan_json(plan(entry["target_halfwidth"], 0.95, task_sd=sd, tasks=40))
         assert entry == expected
@@ -176,7 +177,8 @@ def test_plan_takes_the_observed_spread_from_a_report(example_site: Path) -> Non
     spec = f"{example_site}#{rs['id']}"
     _, text = run(["plan", "--target-halfwidth", "0.05", "--report", spec, "--format", "json"])
     doc = json.loads(text)
-    assert doc["task_sd"] == rs["reliability_at_k"]["plugin"]["sd"]
+    headline = rs["reliability_at_k"]["headline"]
+    assert doc["task_sd"] == rs["reliability_at_k"][headline]["sd"]
     assert doc["detectable_difference"]["tasks"] == len(rs["tasks"])
     _, words = run(["plan", "--target-halfwidth", "0.05", "--report", spec])
     assert f"tasks:         {doc['tasks']}" in words

@@ -44,7 +44,7 @@ def test_suite_json_has_the_documented_shape_and_values() -> None:
     )
     assert status == 0
     doc = json.loads(text)
-    assert list(doc) == ["k", "confidence", "tasks", "reliability_at_k", "warnings"]
+    assert list(doc) == ["k", "confidence", "tasks", "reliability_at_k", "coverage", "warnings"]
     assert (doc["k"], doc["confidence"], doc["warnings"]) == (3, 0.95, [])
     first = doc["tasks"][0]
     assert list(first) == ["successes", "runs", "pass_rate", "pass_hat_k", "pass_at_k"]
@@ -54,6 +54,12 @@ def test_suite_json_has_the_documented_shape_and_values() -> None:
     assert round(first["pass_at_k"], 10) == 0.9964912281
     rel = doc["reliability_at_k"]
     assert rel["tasks"] == 4
+    assert rel["headline"] == "unbiased"  # the two intervals tie here; unbiased wins ties
+    assert {i["interval"] for i in doc["coverage"]["intervals"]} == {
+        "plugin_t",
+        "unbiased_t",
+        "bootstrap",
+    }
     expected_plugin = {"estimate": 0.61425, "low": 0.0856790158, "high": 1.0}
     expected_plugin |= {"sd": 0.3321790431, "t": 3.1824463053, "df": 3}
     assert {key: round(v, 10) for key, v in rel["plugin"].items()} == expected_plugin
