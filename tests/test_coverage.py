@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reportgen.cli import main
 from reportgen.coverage import (
     CoverageCheck,
     IntervalCoverage,
@@ -20,6 +24,7 @@ from reportgen.coverage import (
 )
 from reportgen.estimate import EstimateError, unbiased_pass_hat_k
 from reportgen.variance import shown_bootstrap_interval, two_stage_bootstrap
+from tests.conftest import EXAMPLE
 
 # ------------------------------------------------------------ the table
 
@@ -302,3 +307,86 @@ def test_headline_without_evidence_is_the_unbiased_one() -> None:
     assert choose_headline(None, True).estimator == "unbiased"
     assert choose_headline(_check(None, None), True).estimator == "unbiased"
     assert choose_headline(None, False).estimator == "plugin"
+
+
+# ------------------------------------------------------------ on the site
+
+
+def _report(site: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((site / "report.json").read_text())
+    return doc
+
+
+def test_set_pages_show_each_intervals_coverage_and_lead_with_the_headline(
+    example_site: Path,
+) -> None:
+    for rs in _report(example_site)["result_sets"]:
+        page = (example_site / rs["page"]).read_text()
+        rel = rs["reliability_at_k"]
+        lead = rel["headline"]
+        name = "plug-in" if lead == "plugin" else "unbiased"
+        card = f'<span class="big">{rel[lead]["estimate"]:.3f}</span> '
+        assert card + f'<span class="label">reliability@3, {name} (headline)</span>' in page
+        assert 'id="coverage-heading">How much to trust these intervals' in page
+        coverage = rs["coverage"]
+        assert coverage["replicates"] == 2000 and coverage["confidence"] == 0.95
+        for interval in coverage["intervals"]:
+            if interval["coverage"] is not None:
+                assert f"{interval['coverage'] * 100:.1f}% ± " in page
+        # The headline is the better-calibrated t interval, the unbiased one on a tie.
+        check = next(i for i in coverage["intervals"] if i["interval"] == "plugin_t")
+        other = next(i for i in coverage["intervals"] if i["interval"] == "unbiased_t")
+        if lead == "plugin":
+            assert abs(check["coverage"] - 0.95) < abs(other["coverage"] - 0.95)
+
+
+def test_tau_bench_set_leads_with_unbiased_and_says_the_plugin_overstates(
+    example_site: Path,
+) -> None:
+    tau = next(rs for rs in _report(example_site)["result_sets"] if rs["format"] == "tau-bench")
+    assert tau["reliability_at_k"]["headline"] == "unbiased"
+    page = (example_site / tau["page"]).read_text()
+    bias = (
+        tau["reliability_at_k"]["plugin"]["estimate"]
+        - tau["reliability_at_k"]["unbiased"]["estimate"]
+    )
+    assert f"The plug-in value is {bias:.3f} above the unbiased one" in page
+
+
+def test_a_tiny_suite_says_no_interval_reaches_its_level(tmp_path: Path) -> None:
+    suite = tmp_path / "tiny.yaml"
+    tasks = "".join(
+        f"  - {{id: t{i}, successes: {c}, runs: 4}}\n" for i, c in enumerate([0, 4, 1, 3])
+    )
+    suite.write_text(f"suite: tiny\ntasks:\n{tasks}")
+    site = tmp_path / "site"
+    assert main(["build", str(suite), "-o", str(site), "-k", "3"]) == 0
+    rs = _report(site)["result_sets"][0]
+    measured = [i["coverage"] for i in rs["coverage"]["intervals"] if i["coverage"] is not None]
+    page = (site / rs["page"]).read_text()
+    assert max(measured) < 0.925
+    assert f"the best of them covered the true value {max(measured) * 100:.1f}% of the time" in page
+
+
+def test_estimate_suite_prints_the_coverage_lines_and_can_skip_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["estimate", "--suite", "16/20", "18/20", "20/20", "12/20", "-k", "3"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "coverage of each 95% interval in 2000 simulated suites of this shape" in text
+    assert "unbiased, Student-t across tasks" in text and "headline: unbiased, because" in text
+    assert "  unbiased: 0.600 [0.056, 1.000]  (headline)" in text
+    assert main([*argv, "--no-coverage"]) == 0
+    assert "coverage of" not in capsys.readouterr().out
+
+
+def test_summary_names_the_headline_like_report_json(
+    example_site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["summary", "--config", str(EXAMPLE), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    for ours, theirs in zip(
+        summary["result_sets"], _report(example_site)["result_sets"], strict=True
+    ):
+        assert ours["reliability_at_k"] == theirs["reliability_at_k"]
