@@ -15,7 +15,7 @@ def test_benchmark_stages_run_on_a_tiny_input(tmp_path: Path) -> None:
     assert lines == 12 * 5 * 2 == sum(1 for _ in path.open())
     assert {json.loads(line)["model"] for line in path.open()} == {"model-a", "model-b"}
     stages = stage_times(path, tmp_path / "site")
-    assert set(stages) == {"load", "core", "estimate", "charts", "render", "write"}
+    assert set(stages) == {"load", "core", "coverage", "estimate", "charts", "render", "write"}
     assert (tmp_path / "site" / "index.html").is_file()
     counting, estimating = per_task_baseline(path)
     row = Row("tiny", 12, 5, lines, stages=stages, build=1.0, floor=0.5, per_task=estimating)
