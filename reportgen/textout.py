@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from .coverage import CoverageCheck, Headline
@@ -113,7 +114,9 @@ def coverage_text(check: CoverageCheck, headline: Headline) -> str:
             "  ".join([name.ljust(36), value.rjust(14), note]).rstrip()
             for name, value, note in rows
         )
-        + f"\nheadline: {lead}, because {headline.reason}\n"
+        + "\n"
+        + textwrap.fill(f"headline: {lead}, because {headline.reason}", 88, subsequent_indent="  ")
+        + "\n"
     )
 
 
