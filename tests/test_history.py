@@ -80,7 +80,16 @@ def test_three_builds_give_three_trend_points_with_intervals(three_builds: Path)
     counts = [{t: tuple(v) for t, v in e["result_sets"][0]["tasks"].items()} for e in entries]
     step = compare(counts[2], counts[1], report["k"], report["confidence"])
     assert points[2]["change"]["plugin"]["estimate"] == pytest.approx(step.plugin.estimate)
-    assert points[2]["change"]["significant"] == (step.plugin.high < 0 or step.plugin.low > 0)
+    assert points[2]["change"]["unbiased"]["estimate"] == pytest.approx(step.unbiased.estimate)
+    # The step, its verdict and the movers follow the set's headline estimate.
+    headline = report["result_sets"][0]["reliability_at_k"]["headline"]
+    assert {p["headline"] for p in points} == {headline}
+    followed = step.unbiased if headline == "unbiased" else step.plugin
+    assert followed.low is not None and followed.high is not None
+    assert points[2]["change"]["significant"] == (followed.high < 0 or followed.low > 0)
+    diffs = step.diff_unbiased if headline == "unbiased" else step.diff_plugin
+    biggest = max(points[2]["change"]["movers"], key=lambda m: abs(m["change"]))
+    assert abs(biggest["change"]) == pytest.approx(max(abs(float(d)) for d in diffs))
     assert points[2]["change"]["plugin"]["estimate"] < 0  # v3 failed many more runs
 
     page = (three_builds / "sets" / set_id / "trend.html").read_text()
