@@ -16,7 +16,7 @@ import time
 import numpy as np
 from scipy.stats import binomtest
 
-from reportgen.estimate import estimate_suite
+from reportgen.stats.estimate import estimate_suite
 
 
 def per_task_baseline(successes: np.ndarray, runs: np.ndarray, k: int) -> list[tuple]:

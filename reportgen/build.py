@@ -12,16 +12,16 @@ from typing import TextIO
 
 from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
-from .chart import SiteCharts, make_charts
 from .config import Config
 from .errors import UserError
 from .history import default_label, read_history, with_history
-from .load import Loaded, load_sources
-from .render import SiteOptions, Theme, render_site
+from .readers import Loaded, load_sources
 from .report import build_report
-from .serialize import Json
-from .svg import Converter
-from .write import MARKER, check_output, write_site
+from .views import Json
+from .website.chart import SiteCharts, make_charts
+from .website.chart_engine import Converter
+from .website.render import SiteOptions, Theme, render_site
+from .website.write import MARKER, check_output, write_site
 
 
 class Progress:

@@ -111,9 +111,9 @@ def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
     Values are recomputed from the stored counts with the report's k and
     confidence, so the comparison is like for like.
     """
-    from .estimate import estimate_suite
     from .history import read_history
-    from .serialize import reliability_json
+    from .stats.estimate import estimate_suite
+    from .views import reliability_json
 
     entries = read_history(path)
     current = (report.get("history") or {}).get("label")

@@ -16,13 +16,13 @@ from typing import NoReturn, TextIO
 from . import __version__
 from .build import build
 from .config import CONFIG_NAME, Config, load_config
-from .coverage import check_coverage, choose_headline, fit_population
 from .errors import UserError
-from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
-from .load import FORMATS, Source, load_sources
+from .readers import FORMATS, Source, load_sources
 from .report import build_report, summary_json
-from .serialize import estimate_json
-from .textout import estimate_text, summary_text
+from .stats.coverage import check_coverage, choose_headline, fit_population
+from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
+from .terminal import estimate_text, summary_text
+from .views import estimate_json
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -238,8 +238,8 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
-    from .analyze import comparison_text, run_compare
-    from .compare import comparison_json
+    from .lookup import comparison_text, run_compare
+    from .stats.compare import comparison_json
 
     k = _whole_number("-k", args.k, 1)
     confidence = _confidence(args.confidence)
@@ -253,9 +253,9 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
-    from .analyze import find_result_set, plan_text
-    from .estimate import EstimateError
-    from .planner import (
+    from .lookup import find_result_set, plan_text
+    from .stats.estimate import EstimateError
+    from .stats.planner import (
         plan,
         plan_json,
     )

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
-from .load import FORMATS, Source, did_you_mean
+from .readers import FORMATS, Source, did_you_mean
 
 CONFIG_NAME = "reportgen.yaml"
 

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .compare import Comparison, compare
 from .errors import Problems, UserError
-from .estimate import SuiteInterval, estimate_suite, mean_with_t_interval
-from .load import json_loads
+from .readers import json_loads
 from .report import Report, SetReport
-from .serialize import Json, interval_json
+from .stats.compare import Comparison, compare
+from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
+from .views import Json, interval_json
 
 HISTORY_FILE = "history.jsonl"
 SCHEMA_VERSION = 1

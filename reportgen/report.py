@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .compare import Comparison, compare, comparison_json
-from .coverage import CoverageCheck, Headline, check_coverage, choose_headline, fit_population
-from .estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
-from .load import ResultSet, TaskCounts
-from .planner import DEFAULT_TASK_SD, Plan, plan, plan_json
-from .serialize import Json, coverage_json, interval_json, number, reliability_json, task_json
+from .readers import ResultSet, TaskCounts
+from .stats.compare import Comparison, compare, comparison_json
+from .stats.coverage import CoverageCheck, Headline, check_coverage, choose_headline, fit_population
+from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
+from .stats.planner import DEFAULT_TASK_SD, Plan, plan, plan_json
+from .views import Json, coverage_json, interval_json, number, reliability_json, task_json
 
 if TYPE_CHECKING:
     from .history import SiteHistory
-from .variance import (
+from .stats.variance import (
     SHOWN_INTERVAL,
     ClusteredReliability,
     TwoStageBootstrap,

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .build import Progress, build
 from .config import Config
 from .errors import UserError
-from .render import Theme
+from .website.render import Theme
 
 Snapshot = dict[str, tuple[int, int]]
 

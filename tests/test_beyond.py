@@ -12,9 +12,9 @@ import markupsafe
 import pytest
 
 from reportgen.cli import main
-from reportgen.compare import compare, comparison_json
-from reportgen.planner import plan, plan_json
-from reportgen.variance import decompose_variance, two_stage_bootstrap
+from reportgen.stats.compare import compare, comparison_json
+from reportgen.stats.planner import plan, plan_json
+from reportgen.stats.variance import decompose_variance, two_stage_bootstrap
 
 from .conftest import ROOT
 

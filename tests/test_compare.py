@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from reportgen.compare import Comparison, compare, comparison_json
-from reportgen.estimate import EstimateError, SuiteInterval
+from reportgen.stats.compare import Comparison, compare, comparison_json
+from reportgen.stats.estimate import EstimateError, SuiteInterval
 
 TOL = 1e-12
 

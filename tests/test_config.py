@@ -12,7 +12,7 @@ import pytest
 from reportgen.cli import main
 from reportgen.config import Config, load_config
 from reportgen.errors import UserError
-from reportgen.load import Source
+from reportgen.readers import Source
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
-from reportgen.coverage import (
+from reportgen.stats.coverage import (
     CoverageCheck,
     IntervalCoverage,
     Population,
@@ -22,8 +22,8 @@ from reportgen.coverage import (
     choose_headline,
     fit_population,
 )
-from reportgen.estimate import EstimateError, unbiased_pass_hat_k
-from reportgen.variance import shown_bootstrap_interval, two_stage_bootstrap
+from reportgen.stats.estimate import EstimateError, unbiased_pass_hat_k
+from reportgen.stats.variance import shown_bootstrap_interval, two_stage_bootstrap
 from tests.conftest import EXAMPLE
 
 # ------------------------------------------------------------ the table

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.estimate import (
+from reportgen.stats.estimate import (
     EstimateError,
     curve_over_k,
     estimate_suite,

@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from reportgen.cli import main
-from reportgen.compare import compare
 from reportgen.history import default_label, merge, read_history
+from reportgen.stats.compare import compare
 
 from .conftest import ROOT
 

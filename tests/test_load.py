@@ -20,8 +20,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reportgen.errors import MAX_PROBLEMS, UserError
-from reportgen.estimate import estimate_suite
-from reportgen.load import (
+from reportgen.readers import (
     FORMATS,
     MAX_LINE_BYTES,
     Loaded,
@@ -30,6 +29,7 @@ from reportgen.load import (
     detect_format,
     load_sources,
 )
+from reportgen.stats.estimate import estimate_suite
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INSPECT = FIXTURES / "inspect"

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from reportgen.estimate import EstimateError, estimate_tasks, normal_quantile
-from reportgen.planner import (
+from reportgen.stats.estimate import EstimateError, estimate_tasks, normal_quantile
+from reportgen.stats.planner import (
     SEARCH_CAP,
     detectable_difference,
     plan,

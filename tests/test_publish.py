@@ -15,8 +15,8 @@ import yaml
 
 from reportgen.cli import main
 from reportgen.config import load_config
-from reportgen.publish import badge_colour
 from reportgen.serve import PreviewServer
+from reportgen.website.badges import badge_colour
 
 from .conftest import ROOT, build_example
 

@@ -15,13 +15,13 @@ import jsonschema
 import markupsafe
 import pytest
 
-from reportgen import render as render_module
 from reportgen.build import Progress, build
 from reportgen.cli import main
 from reportgen.config import Config
-from reportgen.load import Source
-from reportgen.render import package_folder
-from reportgen.write import MARKER
+from reportgen.readers import Source
+from reportgen.website import render as render_module
+from reportgen.website.render import package_folder
+from reportgen.website.write import MARKER
 
 from .conftest import ROOT, build_example
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.estimate import EstimateError, estimate_tasks, mean_with_t_interval
-from reportgen.variance import (
+from reportgen.stats.estimate import EstimateError, estimate_tasks, mean_with_t_interval
+from reportgen.stats.variance import (
     DEFAULT_SEED,
     _replicates_direct,
     _replicates_multinomial,

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..views import interval_json, number
 from .estimate import (
     DEFAULT_CONFIDENCE,
     EstimateError,
@@ -36,7 +37,6 @@ from .estimate import (
     estimate_tasks,
     mean_with_t_interval,
 )
-from .serialize import interval_json, number
 
 Counts = Mapping[str, tuple[int, int]]
 Json = dict[str, Any]

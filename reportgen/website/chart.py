@@ -19,11 +19,11 @@ from typing import Any
 import altair as alt
 import numpy as np
 
-from .estimate import FloatArray
-from .history import TrendPoint
-from .report import ComparisonReport, Report, SetReport
-from .svg import Converter, svg_batch
-from .textout import fixed, percent
+from ..history import TrendPoint
+from ..report import ComparisonReport, Report, SetReport
+from ..stats.estimate import FloatArray
+from ..terminal import fixed, percent
+from .chart_engine import Converter, svg_batch
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
 WIDTH = 560

@@ -13,8 +13,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import yaml
 
-from .report import Report, SetReport
-from .textout import percent
+from ..report import Report, SetReport
+from ..terminal import percent
 
 # shields.io named colours, from worst to best.
 _COLOURS = ((0.9, "brightgreen"), (0.75, "green"), (0.5, "yellow"), (0.25, "orange"), (0.0, "red"))

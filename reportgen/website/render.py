@@ -28,15 +28,15 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from . import __version__
+from .. import __version__
+from ..errors import UserError
+from ..history import HISTORY_FILE, history_bytes
+from ..readers import EXCLUDED, FAIL, PASS, TaskCounts
+from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, report_json, task_csv_rows
+from ..terminal import fixed, percent, percent1
+from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .chart import SiteCharts
 from .content import TaskExample, render_content, task_view
-from .errors import UserError
-from .history import HISTORY_FILE, history_bytes
-from .load import EXCLUDED, FAIL, PASS, TaskCounts
-from .publish import badge_json, badge_svg, sitemap, snippets, snippets_markdown
-from .report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, report_json, task_csv_rows
-from .textout import fixed, percent, percent1
 
 
 def package_folder(name: str) -> Path:
@@ -45,7 +45,7 @@ def package_folder(name: str) -> Path:
     Inside an installed wheel they sit in the package; in a source checkout
     (an editable install) they sit at the repository root.
     """
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the reportgen package
     inside = here / name
     return inside if inside.is_dir() else here.parent / name
 
@@ -228,7 +228,10 @@ class Renderer:
                     charts=self.charts.by_trend[s.id],
                 )
         yield "report.json", _json_bytes(report_json(report))
-        yield "report.schema.json", (Path(__file__).parent / "report.schema.json").read_bytes()
+        yield (
+            "report.schema.json",
+            (Path(__file__).resolve().parent.parent / "report.schema.json").read_bytes(),
+        )
         for name, path in self.theme.asset_files().items():
             yield name, path.read_bytes()
 

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 import yaml
 
-from .errors import Problems, UserError
+from ..errors import Problems, UserError
 
 FORMATS = ("jsonl", "yaml", "tau-bench", "tau2-bench", "inspect")
 
@@ -790,7 +790,7 @@ Reader = Callable[[Source, Tally], None]
 
 
 def _readers() -> dict[str, Reader]:
-    from .inspect_logs import read_inspect
+    from .inspect import read_inspect
 
     return {
         "jsonl": read_jsonl,

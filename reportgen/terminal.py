@@ -6,9 +6,9 @@ import math
 import textwrap
 from collections.abc import Sequence
 
-from .coverage import CoverageCheck, Headline
-from .estimate import SuiteEstimates, SuiteInterval
 from .report import COVERAGE_NAMES, Report
+from .stats.coverage import CoverageCheck, Headline
+from .stats.estimate import SuiteEstimates, SuiteInterval
 
 
 def percent(confidence: float) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .estimate import SuiteEstimates, SuiteInterval, TaskEstimates
+from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates
 
 if TYPE_CHECKING:  # coverage imports variance, which imports this module
-    from .coverage import CoverageCheck, Headline
+    from .stats.coverage import CoverageCheck, Headline
 
 Json = dict[str, Any]
 

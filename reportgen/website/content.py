@@ -40,11 +40,11 @@ import jinja2
 import yaml
 from markdown_it import MarkdownIt
 
-from .compare import Comparison
-from .compare import compare as compare_sets
-from .coverage import CoverageCheck, Population, check_coverage, choose_headline
-from .errors import UserError
-from .estimate import (
+from ..errors import UserError
+from ..stats.compare import Comparison
+from ..stats.compare import compare as compare_sets
+from ..stats.coverage import CoverageCheck, Population, check_coverage, choose_headline
+from ..stats.estimate import (
     SuiteInterval,
     TaskEstimates,
     estimate_suite,
@@ -52,9 +52,8 @@ from .estimate import (
     normal_quantile,
     t_quantile,
 )
-from .planner import Plan, plan, wilson_halfwidth
-from .textout import bracket, fixed, percent, percent1
-from .variance import (
+from ..stats.planner import Plan, plan, wilson_halfwidth
+from ..stats.variance import (
     SHOWN_INTERVAL,
     ClusteredReliability,
     VarianceDecomposition,
@@ -63,6 +62,7 @@ from .variance import (
     shown_bootstrap_interval,
     two_stage_bootstrap,
 )
+from ..terminal import bracket, fixed, percent, percent1
 
 
 def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .check import headline_estimator, read_report
-from .compare import Comparison, compare
 from .errors import UserError
-from .load import Source, load_sources
-from .planner import Plan
+from .readers import Source, load_sources
 from .report import unique_slugs
-from .textout import fixed, percent, table
+from .stats.compare import Comparison, compare
+from .stats.planner import Plan
+from .terminal import fixed, percent, table
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from .errors import Problems
-from .load import Source, Tally, json_loads, load_json_document, task_id_of
+from ..errors import Problems
+from . import Source, Tally, json_loads, load_json_document, task_id_of
 
 ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip local header

@@ -1,6 +1,6 @@
 """Vega-Lite specs to SVG with vl-convert, in a child process.
 
-`python -m reportgen.svg` loads vl-convert and warms up its JavaScript engine,
+`python -m reportgen.website.chart_engine` loads vl-convert and warms up its JavaScript engine,
 then reads a JSON list of specs on stdin and writes a JSON list of SVG strings
 on stdout. The child imports nothing else, so it stays small, and the engine's
 memory goes away when it exits instead of adding to the build's peak. Started
@@ -22,7 +22,7 @@ class Converter:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "reportgen.svg"],
+            [sys.executable, "-m", "reportgen.website.chart_engine"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

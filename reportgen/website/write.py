@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
-from .errors import UserError
+from ..errors import UserError
 
 MARKER = ".reportgen-site"
 _MARKER_TEXT = b"This folder was written by reportgen; the next build replaces it whole.\n"

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from ..views import interval_json, number
 from .estimate import (
     DEFAULT_CONFIDENCE,
     EstimateError,
@@ -38,7 +39,6 @@ from .estimate import (
     unbiased_pass_hat_k,
     validate,
 )
-from .serialize import interval_json, number
 
 Json = dict[str, Any]
 

@@ -1,0 +1,1 @@
+"""The statistics: counts in, numbers out. Pure: no files, no JSON, no pages."""

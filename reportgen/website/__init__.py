@@ -1,0 +1,1 @@
+"""The site stages after the report model: chart, render, badges, write."""
