@@ -42,8 +42,9 @@ sys.path.insert(0, str(HERE.parent))
 from bench.synth import write_jsonl  # noqa: E402
 from reportgen.readers import Source, load_sources  # noqa: E402
 from reportgen.report import build_report  # noqa: E402
-from reportgen.stats.coverage import check_coverage, fit_population  # noqa: E402
+from reportgen.stats.coverage import check_coverage  # noqa: E402
 from reportgen.stats.estimate import estimate_suite  # noqa: E402
+from reportgen.stats.population import fit_population  # noqa: E402
 from reportgen.website.chart import make_charts  # noqa: E402
 from reportgen.website.render import SiteOptions, Theme, render_site  # noqa: E402
 from reportgen.website.write import write_site  # noqa: E402

@@ -14,7 +14,7 @@ from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
 from .config import Config
 from .errors import UserError
-from .history import default_label, read_history, with_history
+from .history import default_label, read_history
 from .readers import Loaded, load_sources
 from .report import build_report
 from .views import Json
@@ -184,14 +184,20 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
 
     progress.update("estimating")
-    report = build_report(
-        loaded.result_sets, config.title, config.description, config.k, config.confidence
-    )
+    history = None
     if previous_history is not None:
         assert label is not None
         if config.history is not None and not config.history.exists():
             progress.note(f"no history at {config.history} yet: starting one with {label!r}")
-        report.history = with_history(report, previous_history, label)
+        history = (previous_history, label)
+    report = build_report(
+        loaded.result_sets,
+        config.title,
+        config.description,
+        config.k,
+        config.confidence,
+        history,
+    )
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     charts = cache.get("charts", charts_key) if cache is not None else None

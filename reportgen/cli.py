@@ -18,11 +18,13 @@ from .build import build
 from .config import CONFIG_NAME, Config, load_config
 from .errors import UserError
 from .readers import FORMATS, Source, load_sources
-from .report import build_report, summary_json
-from .stats.coverage import check_coverage, choose_headline, fit_population
+from .report import build_report
+from .stats.coverage import check_coverage
 from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
+from .stats.headline import choose_headline
+from .stats.population import fit_population
 from .terminal import estimate_text, summary_text
-from .views import estimate_json
+from .views import estimate_json, summary_json
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -239,7 +241,7 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from .lookup import comparison_text, run_compare
-    from .stats.compare import comparison_json
+    from .views import comparison_json
 
     k = _whole_number("-k", args.k, 1)
     confidence = _confidence(args.confidence)
@@ -255,10 +257,8 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
 def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
     from .lookup import find_result_set, plan_text
     from .stats.estimate import EstimateError
-    from .stats.planner import (
-        plan,
-        plan_json,
-    )
+    from .stats.planner import plan
+    from .views import plan_json
 
     confidence = _confidence(args.confidence)
     target = _fraction("--target-halfwidth", args.target_halfwidth)

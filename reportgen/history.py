@@ -25,10 +25,10 @@ import numpy as np
 
 from .errors import Problems, UserError
 from .readers import json_loads
-from .report import Report, SetReport
 from .stats.compare import Comparison, compare
 from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
-from .views import Json, interval_json
+
+Json = dict[str, Any]
 
 HISTORY_FILE = "history.jsonl"
 SCHEMA_VERSION = 1
@@ -135,35 +135,6 @@ def _entry_problem(entry: Any) -> str | None:
 
 
 # ---------------------------------------------------------------- writing
-
-
-def _pass_rate_interval(s: SetReport) -> SuiteInterval:
-    return mean_with_t_interval(s.estimates.tasks.pass_rate, s.estimates.confidence)
-
-
-def build_entry(report: Report, label: str) -> Json:
-    """This build's line of the history."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "label": label,
-        "k": report.k,
-        "confidence": report.confidence,
-        "result_sets": [
-            {
-                "suite": s.result_set.suite,
-                "model": s.result_set.model,
-                "name": s.result_set.name,
-                "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
-                "reliability_at_k": {
-                    "headline": s.headline.estimator,
-                    "plugin": interval_json(s.estimates.plugin),
-                    "unbiased": interval_json(s.estimates.unbiased),
-                },
-                "pass_rate": interval_json(_pass_rate_interval(s)),
-            }
-            for s in report.sets
-        ],
-    }
 
 
 def merge(entries: list[Json], entry: Json) -> list[Json]:
@@ -276,29 +247,6 @@ def trend(
     return points
 
 
-def trend_json(points: list[TrendPoint]) -> list[Json]:
-    return [
-        {
-            "label": p.label,
-            "tasks": p.tasks,
-            "headline": p.estimator,
-            "reliability_plugin": interval_json(p.plugin),
-            "reliability_unbiased": interval_json(p.unbiased),
-            "pass_rate": interval_json(p.pass_rate),
-            "change": None
-            if p.step is None
-            else {
-                "shared_tasks": len(p.step.shared),
-                "plugin": interval_json(p.step.plugin),
-                "unbiased": interval_json(p.step.unbiased),
-                "significant": p.significant,
-                "movers": [{"id": task, "change": d} for task, d in p.movers],
-            },
-        }
-        for p in points
-    ]
-
-
 @dataclass(frozen=True)
 class SiteHistory:
     """The history as the new site carries it."""
@@ -309,28 +257,20 @@ class SiteHistory:
     trends: dict[str, list[TrendPoint]]
 
 
-def with_history(report: Report, previous: list[Json], label: str) -> SiteHistory:
-    """Add this build to the history and work out every result set's trend."""
-    entries = merge(previous, build_entry(report, label))
+def site_history(
+    previous: list[Json],
+    entry: Json,
+    sets: Sequence[tuple[str, str, str, str]],
+    k: int,
+    confidence: float,
+) -> SiteHistory:
+    """Add this build's entry to the history and work out each result set's trend.
+
+    `sets` are (id, suite, model, headline estimator) of this build's result sets.
+    """
+    entries = merge(previous, entry)
     trends = {
-        s.id: trend(
-            entries,
-            s.result_set.suite,
-            s.result_set.model,
-            report.k,
-            report.confidence,
-            s.headline.estimator,
-        )
-        for s in report.sets
+        set_id: trend(entries, suite, model, k, confidence, estimator)
+        for set_id, suite, model, estimator in sets
     }
-    return SiteHistory(label=label, entries=entries, trends=trends)
-
-
-def history_json(history: SiteHistory) -> Json:
-    """report.json's "history" key."""
-    return {
-        "label": history.label,
-        "builds": [e["label"] for e in history.entries],
-        "file": HISTORY_FILE,
-        "trends": {set_id: trend_json(points) for set_id, points in history.trends.items()},
-    }
+    return SiteHistory(label=entry["label"], entries=entries, trends=trends)

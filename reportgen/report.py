@@ -10,32 +10,27 @@ import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .history import Json, SiteHistory, site_history
 from .readers import ResultSet, TaskCounts
-from .stats.compare import Comparison, compare, comparison_json
-from .stats.coverage import CoverageCheck, Headline, check_coverage, choose_headline, fit_population
-from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
-from .stats.planner import DEFAULT_TASK_SD, Plan, plan, plan_json
-from .views import Json, coverage_json, interval_json, number, reliability_json, task_json
-
-if TYPE_CHECKING:
-    from .history import SiteHistory
-from .stats.variance import (
+from .stats.bootstrap import (
     SHOWN_INTERVAL,
-    ClusteredReliability,
     TwoStageBootstrap,
-    VarianceDecomposition,
-    bootstrap_json,
-    clustered_json,
-    clustered_reliability,
-    decompose_variance,
-    decomposition_json,
     shown_bootstrap_interval,
     two_stage_bootstrap,
 )
+from .stats.clustered import ClusteredReliability, clustered_reliability
+from .stats.compare import Comparison, compare
+from .stats.coverage import CoverageCheck, check_coverage
+from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
+from .stats.headline import Headline, choose_headline
+from .stats.planner import DEFAULT_TASK_SD, Plan, plan
+from .stats.population import fit_population
+from .stats.variance import VarianceDecomposition, decompose_variance
+from .views import history_entry, number
 
 #: The headline note on bias appears when the plug-in exceeds the unbiased
 #: value by more than this share of the headline interval's half-width.
@@ -228,8 +223,18 @@ def unique_slugs(names: list[str], prefix: str, strict: bool = True) -> list[str
 
 
 def build_report(
-    result_sets: list[ResultSet], title: str, description: str, k: int, confidence: float
+    result_sets: list[ResultSet],
+    title: str,
+    description: str,
+    k: int,
+    confidence: float,
+    history: tuple[list[Json], str] | None = None,
 ) -> Report:
+    """Every number the pages show, for these result sets.
+
+    `history` is (the earlier builds' entries, this build's label): the
+    report then carries the history with this build added and every set's trend.
+    """
     set_ids = unique_slugs([rs.name for rs in result_sets], "results", strict=False)
     sets = []
     for set_id, rs in zip(set_ids, result_sets, strict=True):
@@ -279,7 +284,7 @@ def build_report(
                 headline=headline,
             )
         )
-    return Report(
+    report = Report(
         title=title,
         description=description,
         k=k,
@@ -287,6 +292,12 @@ def build_report(
         sets=sets,
         comparisons=compare_pairs(sets, k, confidence),
     )
+    if history is not None:
+        previous, label = history
+        ids = [(s.id, s.result_set.suite, s.result_set.model, s.headline.estimator) for s in sets]
+        entry = history_entry(report, label)
+        report.history = site_history(previous, entry, ids, k, confidence)
+    return report
 
 
 #: How pages name the intervals of the coverage check.
@@ -297,9 +308,6 @@ COVERAGE_NAMES = {
     "clustered_plugin": "plug-in, clustered by category",
     "clustered_unbiased": "unbiased, clustered by category",
 }
-
-#: report.json's layout version: 2 added the headline choice and the coverage check.
-SCHEMA_VERSION = 2
 
 #: Target half-widths the planner section of each result set's page answers for.
 PLAN_TARGETS = (0.10, 0.05, 0.02)
@@ -325,91 +333,6 @@ def compare_pairs(sets: list[SetReport], k: int, confidence: float) -> list[Comp
 
 
 # ---------------------------------------------------------------- JSON views
-
-
-def summary_set_json(s: SetReport) -> Json:
-    """One result set as `reportgen summary --format json` prints it."""
-    rs = s.result_set
-    tasks = []
-    for i, t in enumerate(s.tasks):
-        row: Json = {"id": t.id}
-        body = task_json(s.estimates.tasks, i)
-        row["successes"] = body.pop("successes")
-        row["runs"] = body.pop("runs")
-        row["excluded_runs"] = t.excluded
-        row.update(body)
-        tasks.append(row)
-    return {
-        "suite": rs.suite,
-        "model": rs.model,
-        "name": rs.name,
-        "format": rs.format,
-        "excluded_runs": rs.excluded_runs,
-        "tasks": tasks,
-        "reliability_at_k": reliability_json(s.estimates, s.headline),
-        "warnings": s.warnings,
-    }
-
-
-def summary_json(report: Report) -> Json:
-    return {
-        "k": report.k,
-        "confidence": report.confidence,
-        "result_sets": [summary_set_json(s) for s in report.sets],
-    }
-
-
-def report_json(report: Report) -> Json:
-    """report.json at the site root: the summary plus pages and curves."""
-    sets = []
-    for s in report.sets:
-        body = summary_set_json(s)
-        for i, task in enumerate(body["tasks"]):
-            task["page"] = s.task_page(i)
-        sets.append(
-            {
-                "id": s.id,
-                "page": s.page,
-                **body,
-                "variance": decomposition_json(s.variance),
-                "bootstrap": {
-                    **bootstrap_json(s.bootstrap),
-                    "shown": dict(zip(("low", "high"), s.bootstrap_interval, strict=True)),
-                },
-                "clustered": None if s.clustered is None else clustered_json(s.clustered),
-                "coverage": None if s.coverage is None else coverage_json(s.coverage),
-                "planner": [plan_json(p) for p in s.plans],
-                "curve": [
-                    {
-                        "k": p.k,
-                        "reliability_plugin": interval_json(p.plugin),
-                        "reliability_unbiased": interval_json(p.unbiased),
-                        "pass_at_k": interval_json(p.pass_at_k),
-                    }
-                    for p in s.curve
-                ],
-            }
-        )
-    comparisons = [
-        {"id": c.id, "page": c.page, "a": c.a.id, "b": c.b.id, **comparison_json(c.comparison)}
-        for c in report.comparisons
-    ]
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "title": report.title,
-        "description": report.description,
-        "confidence": report.confidence,
-        "k": report.k,
-        "result_sets": sets,
-        "comparisons": comparisons,
-        "history": None if report.history is None else _history_json(report.history),
-    }
-
-
-def _history_json(history: SiteHistory) -> Json:
-    from .history import history_json  # history imports this module
-
-    return history_json(history)
 
 
 def task_csv_rows(s: SetReport) -> list[list[Any]]:

@@ -7,8 +7,9 @@ import textwrap
 from collections.abc import Sequence
 
 from .report import COVERAGE_NAMES, Report
-from .stats.coverage import CoverageCheck, Headline
+from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, SuiteInterval
+from .stats.headline import Headline
 
 
 def percent(confidence: float) -> str:

@@ -1,6 +1,8 @@
-"""Plain-JSON views of the core's results, shared by `estimate`, `summary` and report.json.
+"""Every JSON shape reportgen writes, in one place: `estimate`, `summary`, `compare`
+and `plan --format json`, report.json, and the lines of history.jsonl.
 
 Full precision throughout; an undefined value (NaN in the core) becomes null.
+The statistics modules know nothing of JSON; these functions read their results.
 """
 
 from __future__ import annotations
@@ -8,10 +10,22 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates
+from .history import HISTORY_FILE, SiteHistory, TrendPoint
+from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
+from .stats.bootstrap import BootstrapInterval, TwoStageBootstrap
+from .stats.clustered import ClusteredInterval, ClusteredReliability
+from .stats.compare import Comparison
+from .stats.coverage import CoverageCheck
+from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates, mean_with_t_interval
+from .stats.headline import Headline
+from .stats.planner import Plan
+from .stats.variance import VarianceDecomposition
 
-if TYPE_CHECKING:  # coverage imports variance, which imports this module
-    from .stats.coverage import CoverageCheck, Headline
+if TYPE_CHECKING:  # the report model imports these views
+    from .report import Report, SetReport
+
+#: report.json's layout version: 2 added the headline choice and the coverage check.
+SCHEMA_VERSION = 2
 
 Json = dict[str, Any]
 
@@ -110,4 +124,293 @@ def estimate_json(
         "reliability_at_k": reliability_json(suite, headline),
         "coverage": None if check is None else coverage_json(check),
         "warnings": list(suite.warnings),
+    }
+
+
+# ---------------------------------------------------------------- variance, bootstrap, clusters
+
+
+def decomposition_json(result: VarianceDecomposition) -> Json:
+    """Plain-JSON view of a VarianceDecomposition."""
+    return {
+        "tasks": result.tasks,
+        "flaky_tasks": result.flaky_tasks,
+        "always_passed": result.always_passed,
+        "never_passed": result.never_passed,
+        "flaky_share": result.flaky_share,
+        "mean_pass_rate": result.mean_pass_rate,
+        "variance": {
+            "total": number(result.total),
+            "within": number(result.within),
+            "between": number(result.between),
+            "within_share": number(result.within_share),
+        },
+        "warnings": list(result.warnings),
+    }
+
+
+def _bootstrap_interval_json(interval: BootstrapInterval) -> Json:
+    return {
+        "estimate": number(interval.estimate),
+        "low": number(interval.low),
+        "high": number(interval.high),
+        "replicate_mean": number(interval.replicate_mean),
+    }
+
+
+def bootstrap_json(result: TwoStageBootstrap) -> Json:
+    """Plain-JSON view of a TwoStageBootstrap."""
+    return {
+        "k": result.k,
+        "confidence": result.confidence,
+        "replicates": result.replicates,
+        "seed": result.seed,
+        "method": result.method,
+        "interval": result.interval,
+        "plugin": _bootstrap_interval_json(result.plugin),
+        "unbiased": _bootstrap_interval_json(result.unbiased),
+        "warnings": list(result.warnings),
+    }
+
+
+def _clustered_interval_json(p: ClusteredInterval) -> Json:
+    return {
+        "estimate": number(p.estimate),
+        "low": number(p.low),
+        "high": number(p.high),
+        "se": number(p.se),
+        "t": number(p.t),
+        "df": p.df,
+    }
+
+
+def clustered_json(result: ClusteredReliability) -> Json:
+    """Plain-JSON view of a ClusteredReliability."""
+    return {
+        "k": result.k,
+        "confidence": result.confidence,
+        "clusters": result.plugin.clusters,
+        "tasks": result.plugin.tasks,
+        "plugin": _clustered_interval_json(result.plugin),
+        "unbiased": _clustered_interval_json(result.unbiased),
+        "categories": [
+            {
+                "category": cat.category,
+                "tasks": cat.tasks,
+                "plugin": interval_json(cat.plugin),
+                "unbiased": interval_json(cat.unbiased),
+            }
+            for cat in result.categories
+        ],
+        "warnings": list(result.warnings),
+    }
+
+
+# ---------------------------------------------------------------- comparison and planner
+
+
+def comparison_json(comparison: Comparison) -> Json:
+    """Plain-JSON view: full precision, null for undefined values.
+
+    Besides the keys of the issue it carries "k", "confidence" and "warnings",
+    so a reader of the JSON alone knows what was compared.
+    """
+    cmp = comparison
+    tasks = []
+    for i in cmp.ranked:
+        tasks.append(
+            {
+                "id": cmp.shared[i],
+                "a": {"successes": int(cmp.a.successes[i]), "runs": int(cmp.a.runs[i])},
+                "b": {"successes": int(cmp.b.successes[i]), "runs": int(cmp.b.runs[i])},
+                "difference": {
+                    "plugin": number(cmp.diff_plugin[i]),
+                    "unbiased": number(cmp.diff_unbiased[i]),
+                    "pass_rate": number(cmp.diff_pass_rate[i]),
+                },
+            }
+        )
+    return {
+        "k": cmp.k,
+        "confidence": cmp.confidence,
+        "shared_tasks": len(cmp.shared),
+        "headline": cmp.headline,
+        "only_in_a": list(cmp.only_in_a),
+        "only_in_b": list(cmp.only_in_b),
+        "difference": {
+            "plugin": interval_json(cmp.plugin),
+            "unbiased": interval_json(cmp.unbiased),
+            "pass_rate": interval_json(cmp.pass_rate),
+        },
+        "correlation": cmp.correlation,
+        "flipped": {
+            "a_only_solved": list(cmp.a_only_solved),
+            "b_only_solved": list(cmp.b_only_solved),
+        },
+        "tasks": tasks,
+        "warnings": list(cmp.warnings),
+    }
+
+
+def plan_json(result: Plan) -> Json:
+    """Plain-JSON view of a Plan."""
+    mde = result.detectable_difference
+    return {
+        "target_halfwidth": result.target_halfwidth,
+        "confidence": result.confidence,
+        "pass_rate": result.pass_rate,
+        "task_sd": result.task_sd,
+        "runs_per_task": result.runs_per_task,
+        "tasks": result.tasks,
+        "detectable_difference": {
+            "power": mde.power,
+            "correlation": mde.correlation,
+            "tasks": mde.tasks,
+            "sd_difference": mde.sd_difference,
+            "value": mde.value,
+        },
+    }
+
+
+# ---------------------------------------------------------------- the report and its history
+
+
+def summary_set_json(s: SetReport) -> Json:
+    """One result set as `reportgen summary --format json` prints it."""
+    rs = s.result_set
+    tasks = []
+    for i, t in enumerate(s.tasks):
+        row: Json = {"id": t.id}
+        body = task_json(s.estimates.tasks, i)
+        row["successes"] = body.pop("successes")
+        row["runs"] = body.pop("runs")
+        row["excluded_runs"] = t.excluded
+        row.update(body)
+        tasks.append(row)
+    return {
+        "suite": rs.suite,
+        "model": rs.model,
+        "name": rs.name,
+        "format": rs.format,
+        "excluded_runs": rs.excluded_runs,
+        "tasks": tasks,
+        "reliability_at_k": reliability_json(s.estimates, s.headline),
+        "warnings": s.warnings,
+    }
+
+
+def summary_json(report: Report) -> Json:
+    return {
+        "k": report.k,
+        "confidence": report.confidence,
+        "result_sets": [summary_set_json(s) for s in report.sets],
+    }
+
+
+def report_json(report: Report) -> Json:
+    """report.json at the site root: the summary plus pages and curves."""
+    sets = []
+    for s in report.sets:
+        body = summary_set_json(s)
+        for i, task in enumerate(body["tasks"]):
+            task["page"] = s.task_page(i)
+        sets.append(
+            {
+                "id": s.id,
+                "page": s.page,
+                **body,
+                "variance": decomposition_json(s.variance),
+                "bootstrap": {
+                    **bootstrap_json(s.bootstrap),
+                    "shown": dict(zip(("low", "high"), s.bootstrap_interval, strict=True)),
+                },
+                "clustered": None if s.clustered is None else clustered_json(s.clustered),
+                "coverage": None if s.coverage is None else coverage_json(s.coverage),
+                "planner": [plan_json(p) for p in s.plans],
+                "curve": [
+                    {
+                        "k": p.k,
+                        "reliability_plugin": interval_json(p.plugin),
+                        "reliability_unbiased": interval_json(p.unbiased),
+                        "pass_at_k": interval_json(p.pass_at_k),
+                    }
+                    for p in s.curve
+                ],
+            }
+        )
+    comparisons = [
+        {"id": c.id, "page": c.page, "a": c.a.id, "b": c.b.id, **comparison_json(c.comparison)}
+        for c in report.comparisons
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "title": report.title,
+        "description": report.description,
+        "confidence": report.confidence,
+        "k": report.k,
+        "result_sets": sets,
+        "comparisons": comparisons,
+        "history": None if report.history is None else history_json(report.history),
+    }
+
+
+def trend_json(points: list[TrendPoint]) -> list[Json]:
+    return [
+        {
+            "label": p.label,
+            "tasks": p.tasks,
+            "headline": p.estimator,
+            "reliability_plugin": interval_json(p.plugin),
+            "reliability_unbiased": interval_json(p.unbiased),
+            "pass_rate": interval_json(p.pass_rate),
+            "change": None
+            if p.step is None
+            else {
+                "shared_tasks": len(p.step.shared),
+                "plugin": interval_json(p.step.plugin),
+                "unbiased": interval_json(p.step.unbiased),
+                "significant": p.significant,
+                "movers": [{"id": task, "change": d} for task, d in p.movers],
+            },
+        }
+        for p in points
+    ]
+
+
+def history_json(history: SiteHistory) -> Json:
+    """report.json's "history" key."""
+    return {
+        "label": history.label,
+        "builds": [e["label"] for e in history.entries],
+        "file": HISTORY_FILE,
+        "trends": {set_id: trend_json(points) for set_id, points in history.trends.items()},
+    }
+
+
+def _pass_rate_interval(s: SetReport) -> SuiteInterval:
+    return mean_with_t_interval(s.estimates.tasks.pass_rate, s.estimates.confidence)
+
+
+def history_entry(report: Report, label: str) -> Json:
+    """This build's line of the history."""
+    return {
+        "schema_version": HISTORY_SCHEMA_VERSION,
+        "label": label,
+        "k": report.k,
+        "confidence": report.confidence,
+        "result_sets": [
+            {
+                "suite": s.result_set.suite,
+                "model": s.result_set.model,
+                "name": s.result_set.name,
+                "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
+                "reliability_at_k": {
+                    "headline": s.headline.estimator,
+                    "plugin": interval_json(s.estimates.plugin),
+                    "unbiased": interval_json(s.estimates.unbiased),
+                },
+                "pass_rate": interval_json(_pass_rate_interval(s)),
+            }
+            for s in report.sets
+        ],
     }

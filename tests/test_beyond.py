@@ -12,9 +12,11 @@ import markupsafe
 import pytest
 
 from reportgen.cli import main
-from reportgen.stats.compare import compare, comparison_json
-from reportgen.stats.planner import plan, plan_json
-from reportgen.stats.variance import decompose_variance, two_stage_bootstrap
+from reportgen.stats.bootstrap import two_stage_bootstrap
+from reportgen.stats.compare import compare
+from reportgen.stats.planner import plan
+from reportgen.stats.variance import decompose_variance
+from reportgen.views import comparison_json, plan_json
 
 from .conftest import ROOT
 

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from reportgen.stats.compare import Comparison, compare, comparison_json
+from reportgen.stats.compare import Comparison, compare
 from reportgen.stats.estimate import EstimateError, SuiteInterval
+from reportgen.views import comparison_json
 
 TOL = 1e-12
 

@@ -14,16 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
-from reportgen.stats.coverage import (
-    CoverageCheck,
-    IntervalCoverage,
-    Population,
-    check_coverage,
-    choose_headline,
-    fit_population,
-)
+from reportgen.stats.bootstrap import shown_bootstrap_interval, two_stage_bootstrap
+from reportgen.stats.coverage import CoverageCheck, IntervalCoverage, check_coverage
 from reportgen.stats.estimate import EstimateError, unbiased_pass_hat_k
-from reportgen.stats.variance import shown_bootstrap_interval, two_stage_bootstrap
+from reportgen.stats.headline import choose_headline
+from reportgen.stats.population import Population, fit_population
 from tests.conftest import EXAMPLE
 
 # ------------------------------------------------------------ the table

@@ -16,12 +16,12 @@ from reportgen.stats.planner import (
     SEARCH_CAP,
     detectable_difference,
     plan,
-    plan_json,
     runs_needed,
     suite_halfwidth,
     tasks_needed,
     wilson_halfwidth,
 )
+from reportgen.views import plan_json
 
 TOL = 1e-12
 mpmath.mp.dps = 50

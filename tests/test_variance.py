@@ -11,20 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.stats.estimate import EstimateError, estimate_tasks, mean_with_t_interval
-from reportgen.stats.variance import (
+from reportgen.stats.bootstrap import (
     DEFAULT_SEED,
     _replicates_direct,
     _replicates_multinomial,
     _support,
-    bootstrap_json,
-    clustered_json,
-    clustered_mean_interval,
-    clustered_reliability,
-    decompose_variance,
-    decomposition_json,
     two_stage_bootstrap,
 )
+from reportgen.stats.clustered import clustered_mean_interval, clustered_reliability
+from reportgen.stats.estimate import EstimateError, estimate_tasks, mean_with_t_interval
+from reportgen.stats.variance import decompose_variance
+from reportgen.views import bootstrap_json, clustered_json, decomposition_json
 
 TOL = 1e-12
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from ..views import interval_json, number
 from .estimate import (
     DEFAULT_CONFIDENCE,
     EstimateError,
@@ -249,46 +248,3 @@ def compare(
 
 
 # ---------------------------------------------------------------- JSON
-
-
-def comparison_json(comparison: Comparison) -> Json:
-    """Plain-JSON view: full precision, null for undefined values.
-
-    Besides the keys of the issue it carries "k", "confidence" and "warnings",
-    so a reader of the JSON alone knows what was compared.
-    """
-    cmp = comparison
-    tasks = []
-    for i in cmp.ranked:
-        tasks.append(
-            {
-                "id": cmp.shared[i],
-                "a": {"successes": int(cmp.a.successes[i]), "runs": int(cmp.a.runs[i])},
-                "b": {"successes": int(cmp.b.successes[i]), "runs": int(cmp.b.runs[i])},
-                "difference": {
-                    "plugin": number(cmp.diff_plugin[i]),
-                    "unbiased": number(cmp.diff_unbiased[i]),
-                    "pass_rate": number(cmp.diff_pass_rate[i]),
-                },
-            }
-        )
-    return {
-        "k": cmp.k,
-        "confidence": cmp.confidence,
-        "shared_tasks": len(cmp.shared),
-        "headline": cmp.headline,
-        "only_in_a": list(cmp.only_in_a),
-        "only_in_b": list(cmp.only_in_b),
-        "difference": {
-            "plugin": interval_json(cmp.plugin),
-            "unbiased": interval_json(cmp.unbiased),
-            "pass_rate": interval_json(cmp.pass_rate),
-        },
-        "correlation": cmp.correlation,
-        "flipped": {
-            "a_only_solved": list(cmp.a_only_solved),
-            "b_only_solved": list(cmp.b_only_solved),
-        },
-        "tasks": tasks,
-        "warnings": list(cmp.warnings),
-    }

@@ -4,28 +4,9 @@ Pure, like estimate.py: counts in, numbers out. Every build runs it on each
 result set's own shape (its tasks, each task's number of runs, the report's k
 and level) and picks the headline estimate by what it finds.
 
-The world the check simulates. Each task's true pass rate p is drawn from a
-Beta distribution fitted to the observed rates by the method of moments, and
-its c successes from Binomial(n, p) with the task's own n. Why a Beta:
-
-* it is the usual population model for per-item rates (the beta-binomial),
-  and its two parameters are fixed by the two moments we can estimate: the
-  mean rate and the spread of true rates *between* tasks, which is the spread
-  of the observed rates less the binomial noise inside each task;
-* its mean pass^k is known exactly, E[p^k] = prod_{j<k} (a + j)/(a + b + j),
-  so coverage is measured against the true value, not another estimate;
-* the number of successes of a task with n runs then follows a beta-binomial
-  distribution whose probabilities are known in closed form, so the draws of
-  a whole replicate can be made at once (see _replicate_sums).
-
-Smoothing each observed rate instead would keep the tasks fixed and redraw
-only runs; but the suite interval is an interval across tasks (tasks are
-treated as a sample from a population of tasks), so the check redraws tasks
-too. When the observed rates spread no more than binomial noise explains, or
-every run passed (or failed), the population is a point mass at the mean
-rate. Categories, when present, stay attached to task positions; tasks are
-drawn independently, so the clustered interval is checked in a world without
-shared difficulty inside a category (its harder case is not simulated).
+The simulated world (a Beta population fitted to the observed pass rates) is
+described in population.py; the rule that picks the headline from this
+check's results is in headline.py.
 """
 
 from __future__ import annotations
@@ -39,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from .bootstrap import DEFAULT_SEED, SHOWN_INTERVAL
 from .estimate import (
     DEFAULT_CONFIDENCE,
     EstimateError,
@@ -48,7 +30,7 @@ from .estimate import (
     unbiased_pass_hat_k,
     validate,
 )
-from .variance import DEFAULT_SEED, SHOWN_INTERVAL
+from .population import Population, draw_counts, outcome_probabilities
 
 #: Simulated suites for the t and clustered intervals (the issue asks for >= 2,000).
 COVERAGE_REPLICATES = 2000
@@ -59,9 +41,6 @@ BOOTSTRAP_CHECK_REPLICATES = 400
 BOOTSTRAP_CHECK_RESAMPLES = 300
 #: An interval "reaches its level" when its coverage is at most this far below it.
 NEAR_NOMINAL = 0.025
-#: The smallest Beta concentration a + b fitted; below it the Beta is so
-#: U-shaped that tasks are all but certain to always pass or always fail.
-MIN_CONCENTRATION = 0.05
 #: Draws made by one bootstrap check at most; see _bootstrap_replicates.
 _BOOTSTRAP_BUDGET = 6_000_000
 _DIRECT_COST = 4
@@ -73,75 +52,6 @@ _MULTINOMIAL_ELEMENTS = 4_000_000
 
 #: The intervals checked, in the order pages list them.
 INTERVALS = ("plugin_t", "unbiased_t", "bootstrap", "clustered_plugin", "clustered_unbiased")
-
-
-@dataclass(frozen=True)
-class Population:
-    """True pass rates ~ Beta(mean * concentration, (1 - mean) * concentration).
-
-    concentration None is a point mass at `mean` (every task has rate `mean`).
-    """
-
-    mean: float
-    concentration: float | None
-
-    @property
-    def alpha(self) -> float | None:
-        return None if self.concentration is None else self.mean * self.concentration
-
-    @property
-    def beta(self) -> float | None:
-        return None if self.concentration is None else (1.0 - self.mean) * self.concentration
-
-    def mean_pass_hat_k(self, k: int) -> float:
-        """E[p^k]: the suite's true reliability@k in this population."""
-        if self.concentration is None:
-            return float(self.mean**k)
-        a, nu = self.mean * self.concentration, self.concentration
-        # prod_{j<k} (a + j)/(nu + j) = Gamma(a + k) Gamma(nu) / (Gamma(a) Gamma(nu + k))
-        log = special.gammaln(a + k) - special.gammaln(a) - special.gammaln(nu + k)
-        return float(np.exp(log + special.gammaln(nu)))
-
-
-def fit_population(successes: npt.ArrayLike, runs: npt.ArrayLike) -> Population:
-    """Beta population fitted by moments to observed rates, net of binomial noise.
-
-    mean = mean of c/n; between-task variance = sample variance of c/n less
-    the mean of p̂(1 - p̂)/(n - 1) (each rate's unbiased sampling variance;
-    a task with one run counts as pure noise, mean(1 - mean)). Then
-    a + b = mean(1 - mean)/between - 1, at least MIN_CONCENTRATION.
-    """
-    c = np.asarray(successes, dtype=np.int64)
-    n = np.asarray(runs, dtype=np.int64)
-    p = c / n
-    mean = float(np.mean(p))
-    if c.size < 2 or mean <= 0.0 or mean >= 1.0:
-        return Population(min(max(mean, 0.0), 1.0), None)
-    noise = np.where(n > 1, p * (1.0 - p) / np.maximum(n - 1, 1), mean * (1.0 - mean))
-    between = float(np.var(p, ddof=1)) - float(np.mean(noise))
-    if between <= 1e-12:
-        return Population(mean, None)
-    concentration = max(mean * (1.0 - mean) / between - 1.0, MIN_CONCENTRATION)
-    return Population(mean, concentration)
-
-
-def _outcome_probabilities(population: Population, n: int) -> FloatArray:
-    """P(c = 0..n) for one task with n runs: beta-binomial, or binomial for a point mass."""
-    c = np.arange(n + 1, dtype=np.float64)
-    log_choose = special.gammaln(n + 1) - special.gammaln(c + 1) - special.gammaln(n - c + 1)
-    if population.concentration is None:
-        p = population.mean
-        if p <= 0.0 or p >= 1.0:
-            out = np.zeros(n + 1)
-            out[n if p >= 1.0 else 0] = 1.0
-            return out
-        log = log_choose + special.xlogy(c, p) + special.xlog1py(n - c, -p)
-    else:
-        a, b = population.alpha, population.beta
-        assert a is not None and b is not None
-        log = log_choose + special.betaln(c + a, n - c + b) - special.betaln(a, b)
-    probabilities: FloatArray = np.exp(log)
-    return probabilities / float(probabilities.sum())
 
 
 @dataclass(frozen=True)
@@ -247,7 +157,7 @@ def _replicate_sums_multinomial(
     for (code, n), size in zip(shape.group_keys, shape.group_sizes, strict=True):
         outcomes = np.arange(n + 1, dtype=np.int64)
         plugin, unbiased = _values(outcomes, np.full(n + 1, n, dtype=np.int64), k)
-        probabilities = _outcome_probabilities(population, n)
+        probabilities = outcome_probabilities(population, n)
         rows = max(1, _MULTINOMIAL_ELEMENTS // (n + 1))
         for start in range(0, reps, rows):
             stop = min(start + rows, reps)
@@ -257,20 +167,6 @@ def _replicate_sums_multinomial(
             sums.plugin_sq[start:stop] += hits @ (plugin - shift) ** 2
             sums.unbiased_sq[start:stop] += hits @ (unbiased - shift) ** 2
     return sums
-
-
-def _draw_counts(
-    population: Population, runs: IntArray, size: int, rng: np.random.Generator
-) -> IntArray:
-    """size x T successes: p ~ population per task, c ~ Binomial(n, p)."""
-    shape = (size, runs.shape[0])
-    if population.concentration is None:
-        p: FloatArray | float = population.mean
-    else:
-        a, b = population.alpha, population.beta
-        assert a is not None and b is not None
-        p = rng.beta(a, b, size=shape)
-    return rng.binomial(np.broadcast_to(runs, shape), p).astype(np.int64)
 
 
 def _replicate_sums_direct(
@@ -284,7 +180,7 @@ def _replicate_sums_direct(
     rows = max(1, _DIRECT_ELEMENTS // count)
     for start in range(0, reps, rows):
         stop = min(start + rows, reps)
-        c = _draw_counts(population, shape.runs, stop - start, rng)
+        c = draw_counts(population, shape.runs, stop - start, rng)
         n = np.broadcast_to(shape.runs, c.shape)
         plugin, unbiased = _values(c.ravel(), n.ravel(), k)
         plugin, unbiased = plugin.reshape(c.shape), unbiased.reshape(c.shape)
@@ -395,7 +291,7 @@ def _bootstrap_chunks_multinomial(
     # The suites: outcome counts per distinct n, side by side as the support is laid out.
     suites = np.concatenate(
         [
-            rng.multinomial(size, _outcome_probabilities(population, m), size=replicates)
+            rng.multinomial(size, outcome_probabilities(population, m), size=replicates)
             for m, size in zip(distinct.tolist(), sizes.tolist(), strict=True)
         ],
         axis=1,
@@ -432,7 +328,7 @@ def _bootstrap_chunks_direct(
     rows = max(1, _DIRECT_ELEMENTS // (resamples * count))
     for start in range(0, replicates, rows):
         size = min(rows, replicates - start)
-        c = _draw_counts(population, runs, size, rng)
+        c = draw_counts(population, runs, size, rng)
         plugin, unbiased = _values(c.ravel(), np.broadcast_to(runs, c.shape).ravel(), k)
         estimate = (unbiased if use_unbiased else plugin).reshape(c.shape).mean(axis=1)
         # Resample tasks, then each drawn task's runs: c* ~ Binomial(n, c/n).
@@ -584,62 +480,4 @@ def check_coverage(
         bootstrap_resamples=bootstrap_resamples,
         plugin_bias=float(np.mean(plugin_means)) - truth,
         intervals=tuple(results[name] for name in INTERVALS if name in results),
-    )
-
-
-# ---------------------------------------------------------------- the headline
-
-
-@dataclass(frozen=True)
-class Headline:
-    """Which reliability@k estimate leads the page, and why, in one sentence."""
-
-    estimator: str  # "unbiased" or "plugin"
-    reason: str
-
-
-def choose_headline(check: CoverageCheck | None, unbiased_defined: bool) -> Headline:
-    """The estimate whose t interval is better calibrated in the coverage check.
-
-    Calibration error is |coverage - level|. The unbiased estimate wins ties
-    within Monte-Carlo noise (two standard errors of the difference): it is
-    unbiased by construction, so with no evidence either way it is the safer
-    claim. Without the unbiased value (a task with fewer than k runs) the
-    plug-in leads by necessity.
-    """
-    if not unbiased_defined:
-        return Headline(
-            "plugin", "the unbiased estimate is undefined: it needs k runs of every task"
-        )
-    if check is None:
-        return Headline("unbiased", "it has no bias by construction")
-    plugin, unbiased = check.get("plugin_t"), check.get("unbiased_t")
-    if (
-        plugin.coverage is None
-        or unbiased.coverage is None
-        or plugin.monte_carlo_error is None
-        or unbiased.monte_carlo_error is None
-    ):
-        return Headline("unbiased", "the unbiased estimate has no bias to correct")
-    gamma = check.confidence
-    error_plugin = abs(plugin.coverage - gamma)
-    error_unbiased = abs(unbiased.coverage - gamma)
-    noise = 2.0 * math.hypot(plugin.monte_carlo_error, unbiased.monte_carlo_error)
-    if error_plugin + noise < error_unbiased:
-        return Headline(
-            "plugin",
-            f"its interval covered the true value in {plugin.coverage:.1%} of simulated suites "
-            f"against the unbiased one's {unbiased.coverage:.1%} (claimed {gamma * 100:.10g}%)",
-        )
-    if error_unbiased + noise < error_plugin:
-        return Headline(
-            "unbiased",
-            f"its interval covered the true value in {unbiased.coverage:.1%} of simulated "
-            f"suites against the plug-in one's {plugin.coverage:.1%} (claimed {gamma * 100:.10g}%)",
-        )
-    return Headline(
-        "unbiased",
-        f"both intervals covered about as often as each other in simulated suites "
-        f"({unbiased.coverage:.1%} and {plugin.coverage:.1%}, claimed {gamma * 100:.10g}%), "
-        "and the unbiased estimate has no bias by construction",
     )

@@ -262,23 +262,3 @@ def plan(
         tasks=needed_tasks,
         detectable_difference=mde,
     )
-
-
-def plan_json(result: Plan) -> Json:
-    """Plain-JSON view of a Plan."""
-    mde = result.detectable_difference
-    return {
-        "target_halfwidth": result.target_halfwidth,
-        "confidence": result.confidence,
-        "pass_rate": result.pass_rate,
-        "task_sd": result.task_sd,
-        "runs_per_task": result.runs_per_task,
-        "tasks": result.tasks,
-        "detectable_difference": {
-            "power": mde.power,
-            "correlation": mde.correlation,
-            "tasks": mde.tasks,
-            "sd_difference": mde.sd_difference,
-            "value": mde.value,
-        },
-    }

@@ -41,9 +41,11 @@ import yaml
 from markdown_it import MarkdownIt
 
 from ..errors import UserError
+from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
+from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
 from ..stats.compare import compare as compare_sets
-from ..stats.coverage import CoverageCheck, Population, check_coverage, choose_headline
+from ..stats.coverage import CoverageCheck, check_coverage
 from ..stats.estimate import (
     SuiteInterval,
     TaskEstimates,
@@ -52,16 +54,10 @@ from ..stats.estimate import (
     normal_quantile,
     t_quantile,
 )
+from ..stats.headline import choose_headline
 from ..stats.planner import Plan, plan, wilson_halfwidth
-from ..stats.variance import (
-    SHOWN_INTERVAL,
-    ClusteredReliability,
-    VarianceDecomposition,
-    clustered_reliability,
-    decompose_variance,
-    shown_bootstrap_interval,
-    two_stage_bootstrap,
-)
+from ..stats.population import Population
+from ..stats.variance import VarianceDecomposition, decompose_variance
 from ..terminal import bracket, fixed, percent, percent1
 
 

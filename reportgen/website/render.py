@@ -32,8 +32,9 @@ from .. import __version__
 from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
 from ..readers import EXCLUDED, FAIL, PASS, TaskCounts
-from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, report_json, task_csv_rows
+from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_csv_rows
 from ..terminal import fixed, percent, percent1
+from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .chart import SiteCharts
 from .content import TaskExample, render_content, task_view

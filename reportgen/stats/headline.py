@@ -1,0 +1,65 @@
+"""Which reliability@k leads the pages: the one the coverage check found better calibrated."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .coverage import CoverageCheck
+
+# ---------------------------------------------------------------- the headline
+
+
+@dataclass(frozen=True)
+class Headline:
+    """Which reliability@k estimate leads the page, and why, in one sentence."""
+
+    estimator: str  # "unbiased" or "plugin"
+    reason: str
+
+
+def choose_headline(check: CoverageCheck | None, unbiased_defined: bool) -> Headline:
+    """The estimate whose t interval is better calibrated in the coverage check.
+
+    Calibration error is |coverage - level|. The unbiased estimate wins ties
+    within Monte-Carlo noise (two standard errors of the difference): it is
+    unbiased by construction, so with no evidence either way it is the safer
+    claim. Without the unbiased value (a task with fewer than k runs) the
+    plug-in leads by necessity.
+    """
+    if not unbiased_defined:
+        return Headline(
+            "plugin", "the unbiased estimate is undefined: it needs k runs of every task"
+        )
+    if check is None:
+        return Headline("unbiased", "it has no bias by construction")
+    plugin, unbiased = check.get("plugin_t"), check.get("unbiased_t")
+    if (
+        plugin.coverage is None
+        or unbiased.coverage is None
+        or plugin.monte_carlo_error is None
+        or unbiased.monte_carlo_error is None
+    ):
+        return Headline("unbiased", "the unbiased estimate has no bias to correct")
+    gamma = check.confidence
+    error_plugin = abs(plugin.coverage - gamma)
+    error_unbiased = abs(unbiased.coverage - gamma)
+    noise = 2.0 * math.hypot(plugin.monte_carlo_error, unbiased.monte_carlo_error)
+    if error_plugin + noise < error_unbiased:
+        return Headline(
+            "plugin",
+            f"its interval covered the true value in {plugin.coverage:.1%} of simulated suites "
+            f"against the unbiased one's {unbiased.coverage:.1%} (claimed {gamma * 100:.10g}%)",
+        )
+    if error_unbiased + noise < error_plugin:
+        return Headline(
+            "unbiased",
+            f"its interval covered the true value in {unbiased.coverage:.1%} of simulated "
+            f"suites against the plug-in one's {plugin.coverage:.1%} (claimed {gamma * 100:.10g}%)",
+        )
+    return Headline(
+        "unbiased",
+        f"both intervals covered about as often as each other in simulated suites "
+        f"({unbiased.coverage:.1%} and {plugin.coverage:.1%}, claimed {gamma * 100:.10g}%), "
+        "and the unbiased estimate has no bias by construction",
+    )
