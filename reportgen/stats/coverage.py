@@ -375,6 +375,47 @@ def _bootstrap_hits(
     return hits
 
 
+def _t_coverages(
+    sums: _Sums, count: int, truth: float, confidence: float, replicates: int, unbiased: bool
+) -> dict[str, IntervalCoverage]:
+    """The SPEC's t intervals across tasks, plug-in and unbiased (none with one task)."""
+    if count < 2:
+        return {name: _coverage(0, replicates, name, False) for name in ("plugin_t", "unbiased_t")}
+    t = t_quantile(confidence, count - 1)
+    plugin = _t_hits(sums.plugin_by_group, sums.plugin_sq, count, truth, t)
+    unbiased_hits = (
+        _t_hits(sums.unbiased_by_group, sums.unbiased_sq, count, truth, t) if unbiased else 0
+    )
+    return {
+        "plugin_t": _coverage(plugin, replicates, "plugin_t", True),
+        "unbiased_t": _coverage(unbiased_hits, replicates, "unbiased_t", unbiased),
+    }
+
+
+def _clustered_coverages(
+    sums: _Sums,
+    codes: IntArray,
+    groups: int,
+    count: int,
+    truth: float,
+    confidence: float,
+    replicates: int,
+    unbiased: bool,
+) -> dict[str, IntervalCoverage]:
+    """The cluster-robust intervals, plug-in and unbiased (none with one category)."""
+    sizes = np.bincount(codes, minlength=groups).astype(np.float64)
+    defined = groups >= 2
+    t = t_quantile(confidence, groups - 1) if defined else 0.0
+    results = {}
+    for name, by_group, ok in (
+        ("clustered_plugin", sums.plugin_by_group, defined),
+        ("clustered_unbiased", sums.unbiased_by_group, defined and unbiased),
+    ):
+        hits = _clustered_hits(by_group, sizes, count, truth, t) if ok else 0
+        results[name] = _coverage(hits, replicates, name, ok)
+    return results
+
+
 def check_coverage(
     runs: npt.ArrayLike,
     k: int,
@@ -419,27 +460,7 @@ def check_coverage(
 
     unbiased_defined = bool(np.all(k <= n))
     plugin_means = sums.plugin_by_group.sum(axis=1) / count
-    results: dict[str, IntervalCoverage] = {}
-    if count >= 2:
-        t = t_quantile(gamma, count - 1)
-        results["plugin_t"] = _coverage(
-            _t_hits(sums.plugin_by_group, sums.plugin_sq, count, truth, t),
-            replicates,
-            "plugin_t",
-            True,
-        )
-        results["unbiased_t"] = _coverage(
-            _t_hits(sums.unbiased_by_group, sums.unbiased_sq, count, truth, t)
-            if unbiased_defined
-            else 0,
-            replicates,
-            "unbiased_t",
-            unbiased_defined,
-        )
-    else:
-        results["plugin_t"] = _coverage(0, replicates, "plugin_t", False)
-        results["unbiased_t"] = _coverage(0, replicates, "unbiased_t", False)
-
+    results = _t_coverages(sums, count, truth, gamma, replicates, unbiased_defined)
     boot_reps = _bootstrap_replicates(n, bootstrap_replicates, bootstrap_resamples)
     boot_hits = (
         _bootstrap_hits(
@@ -459,15 +480,9 @@ def check_coverage(
     results["bootstrap"] = _coverage(boot_hits, boot_reps, "bootstrap", boot_reps > 0)
 
     if categories is not None:
-        sizes = np.bincount(codes, minlength=groups).astype(np.float64)
-        defined = groups >= 2
-        t_g = t_quantile(gamma, groups - 1) if defined else 0.0
-        for name, by_group, ok in (
-            ("clustered_plugin", sums.plugin_by_group, defined),
-            ("clustered_unbiased", sums.unbiased_by_group, defined and unbiased_defined),
-        ):
-            hits = _clustered_hits(by_group, sizes, count, truth, t_g) if ok else 0
-            results[name] = _coverage(hits, replicates, name, ok)
+        results |= _clustered_coverages(
+            sums, codes, groups, count, truth, gamma, replicates, unbiased_defined
+        )
     return CoverageCheck(
         k=k,
         confidence=gamma,
