@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from .build import build
@@ -25,6 +25,9 @@ from .stats.headline import choose_headline
 from .stats.population import fit_population
 from .terminal import estimate_text, summary_text
 from .views import estimate_json, summary_json
+
+#: argparse's sub-parser collection; its class is private to argparse.
+Commands = Any
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -301,16 +304,9 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="reportgen",
-        description="Turn repeated eval runs into a reliability report (pass^k, pass@k, "
-        "reliability@k with intervals).",
-    )
-    parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    estimate = commands.add_parser(
+def _estimate_command(commands: Commands) -> None:
+    """`reportgen estimate` and its arguments."""
+    parser = commands.add_parser(
         "estimate",
         help="compute the estimates for counts typed at the terminal",
         description="Compute pass rate, pass^k (plug-in and unbiased), pass@k and, for several "
@@ -319,33 +315,39 @@ def build_parser() -> argparse.ArgumentParser:
         "  reportgen estimate --suite 16/20 18/20 20/20 12/20 -k 3 --format json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    estimate.add_argument("--successes", metavar="C", help="passed runs of one task")
-    estimate.add_argument("--runs", metavar="N", help="evaluated runs of that task")
-    estimate.add_argument(
+    parser.add_argument("--successes", metavar="C", help="passed runs of one task")
+    parser.add_argument("--runs", metavar="N", help="evaluated runs of that task")
+    parser.add_argument(
         "--suite", nargs="+", metavar="C/N", help="several tasks, each as SUCCESSES/RUNS"
     )
-    _add_estimate_options(estimate)
-    estimate.add_argument(
+    _add_estimate_options(parser)
+    parser.add_argument(
         "--no-coverage",
         action="store_true",
         help="skip the simulation that checks each suite interval's coverage (about a "
         "second for 10,000 tasks)",
     )
-    estimate.set_defaults(handler=_run_estimate)
+    parser.set_defaults(handler=_run_estimate)
 
-    summary = commands.add_parser(
+
+def _summary_command(commands: Commands) -> None:
+    """`reportgen summary` and its arguments."""
+    parser = commands.add_parser(
         "summary",
         help="print per-task counts and estimates of result files",
         description="Read result files (or the config) and print, per result set, the per-task "
         "counts and estimates and reliability@k: the report in a terminal or CI log.",
     )
-    _input_options(summary)
-    summary.add_argument(
+    _input_options(parser)
+    parser.add_argument(
         "--format", choices=["text", "json"], default="text", help="output format (default text)"
     )
-    summary.set_defaults(handler=_run_summary)
+    parser.set_defaults(handler=_run_summary)
 
-    build_cmd = commands.add_parser(
+
+def _build_command(commands: Commands) -> None:
+    """`reportgen build` and its arguments."""
+    parser = commands.add_parser(
         "build",
         help="write the static HTML report",
         description=f"Build the report site. Without FILEs, reads ./{CONFIG_NAME}; flags "
@@ -354,49 +356,55 @@ def build_parser() -> argparse.ArgumentParser:
         "  reportgen build --config example/reportgen.yaml --force",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _input_options(build_cmd)
-    build_cmd.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
-    build_cmd.add_argument("--title", help="report title")
-    build_cmd.add_argument("--description", help="one paragraph under the title")
-    build_cmd.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
-    build_cmd.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
-    build_cmd.add_argument("--base-url", metavar="URL", help="absolute URL of the published site")
-    build_cmd.add_argument(
+    _input_options(parser)
+    parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
+    parser.add_argument("--title", help="report title")
+    parser.add_argument("--description", help="one paragraph under the title")
+    parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
+    parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    parser.add_argument("--base-url", metavar="URL", help="absolute URL of the published site")
+    parser.add_argument(
         "--base-path", metavar="PATH", help="URL path the site is served under (default /)"
     )
-    build_cmd.add_argument(
+    parser.add_argument(
         "--force", action="store_true", help="replace an output folder reportgen did not write"
     )
-    build_cmd.add_argument(
+    parser.add_argument(
         "--history",
         type=Path,
         metavar="FILE",
         help="history.jsonl of earlier builds (for example the published site's) to extend",
     )
-    build_cmd.add_argument(
+    parser.add_argument(
         "--label", help="this build's name in the history (default: the git commit)"
     )
-    build_cmd.add_argument(
+    parser.add_argument(
         "--no-cache",
         action="store_true",
         help="ignore and do not update .reportgen-cache/ beside the output",
     )
-    build_cmd.set_defaults(handler=_run_build)
+    parser.set_defaults(handler=_run_build)
 
-    serve_cmd = commands.add_parser(
+
+def _serve_command(commands: Commands) -> None:
+    """`reportgen serve` and its arguments."""
+    parser = commands.add_parser(
         "serve",
         help="build, serve on 127.0.0.1 and rebuild on changes",
         description="Build the report, serve it on 127.0.0.1 for preview, and rebuild whenever "
         "an input file, the config, a template or a content file changes.",
     )
-    _input_options(serve_cmd)
-    serve_cmd.add_argument("--port", default="8000", metavar="N", help="port (default 8000)")
-    serve_cmd.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
-    serve_cmd.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
-    serve_cmd.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
-    serve_cmd.set_defaults(handler=_run_serve)
+    _input_options(parser)
+    parser.add_argument("--port", default="8000", metavar="N", help="port (default 8000)")
+    parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
+    parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
+    parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    parser.set_defaults(handler=_run_serve)
 
-    check = commands.add_parser(
+
+def _check_command(commands: Commands) -> None:
+    """`reportgen check` and its arguments."""
+    parser = commands.add_parser(
         "check",
         help="fail (exit 1) when reliability is below a bar or dropped",
         description="A CI gate: exit 1 naming each result set whose reliability@k is below "
@@ -406,24 +414,27 @@ def build_parser() -> argparse.ArgumentParser:
         "  reportgen check site --baseline site/history.jsonl --max-drop 0.05",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    check.add_argument("report", type=Path, metavar="SITE_OR_REPORT", help="site or report.json")
-    check.add_argument("--min-reliability", metavar="X", help="lowest acceptable reliability@k")
-    check.add_argument(
+    parser.add_argument("report", type=Path, metavar="SITE_OR_REPORT", help="site or report.json")
+    parser.add_argument("--min-reliability", metavar="X", help="lowest acceptable reliability@k")
+    parser.add_argument(
         "--baseline",
         type=Path,
         metavar="OLD",
         help="earlier site or report.json, or a history.jsonl (its build before this one)",
     )
-    check.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
-    check.add_argument(
+    parser.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
+    parser.add_argument(
         "--estimator",
         choices=["headline", "plugin", "unbiased"],
         default="headline",
         help="which reliability@k to check (default: each set's headline estimate)",
     )
-    check.set_defaults(handler=_run_check)
+    parser.set_defaults(handler=_run_check)
 
-    compare_cmd = commands.add_parser(
+
+def _compare_command(commands: Commands) -> None:
+    """`reportgen compare` and its arguments."""
+    parser = commands.add_parser(
         "compare",
         help="paired comparison of two result sets on their shared tasks",
         description="Compare result set A with B on the tasks both ran: per-task differences "
@@ -434,12 +445,15 @@ def build_parser() -> argparse.ArgumentParser:
         "  reportgen compare site#agent-beta-support-desk site#agent-alpha-support-desk",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    compare_cmd.add_argument("a", metavar="A", help="result file or report, optionally #ID")
-    compare_cmd.add_argument("b", metavar="B", help="result file or report, optionally #ID")
-    _add_estimate_options(compare_cmd)
-    compare_cmd.set_defaults(handler=_run_compare)
+    parser.add_argument("a", metavar="A", help="result file or report, optionally #ID")
+    parser.add_argument("b", metavar="B", help="result file or report, optionally #ID")
+    _add_estimate_options(parser)
+    parser.set_defaults(handler=_run_compare)
 
-    plan_cmd = commands.add_parser(
+
+def _plan_command(commands: Commands) -> None:
+    """`reportgen plan` and its arguments."""
+    parser = commands.add_parser(
         "plan",
         help="how many runs per task and how many tasks a target precision needs",
         description="Answer 'how many runs per task, and how many tasks, do I need' for a target "
@@ -448,21 +462,38 @@ def build_parser() -> argparse.ArgumentParser:
         "  reportgen plan --target-halfwidth 0.05 --report site#agent-alpha-support-desk",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    plan_cmd.add_argument(
+    parser.add_argument(
         "--target-halfwidth", required=True, metavar="H", help="wanted half-width, e.g. 0.05"
     )
-    plan_cmd.add_argument("--pass-rate", metavar="P", help="assumed pass rate (default 0.5)")
-    plan_cmd.add_argument(
+    parser.add_argument("--pass-rate", metavar="P", help="assumed pass rate (default 0.5)")
+    parser.add_argument(
         "--task-sd", metavar="S", help="sd of pass^k across tasks (default: observed, or 0.5)"
     )
-    plan_cmd.add_argument("--correlation", metavar="R", help="between two models (default 0)")
-    plan_cmd.add_argument("--tasks", metavar="T", help="tasks for the detectable difference")
-    plan_cmd.add_argument("--report", metavar="SITE[#ID]", help="take S and T from a report")
-    plan_cmd.add_argument(
+    parser.add_argument("--correlation", metavar="R", help="between two models (default 0)")
+    parser.add_argument("--tasks", metavar="T", help="tasks for the detectable difference")
+    parser.add_argument("--report", metavar="SITE[#ID]", help="take S and T from a report")
+    parser.add_argument(
         "--confidence", default=str(DEFAULT_CONFIDENCE), metavar="LEVEL", help="default 0.95"
     )
-    plan_cmd.add_argument("--format", choices=["text", "json"], default="text")
-    plan_cmd.set_defaults(handler=_run_plan)
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.set_defaults(handler=_run_plan)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="reportgen",
+        description="Turn repeated eval runs into a reliability report (pass^k, pass@k, "
+        "reliability@k with intervals).",
+    )
+    parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _estimate_command(commands)
+    _summary_command(commands)
+    _build_command(commands)
+    _serve_command(commands)
+    _check_command(commands)
+    _compare_command(commands)
+    _plan_command(commands)
     return parser
 
 
