@@ -20,7 +20,7 @@ from .report import build_report
 from .views import Json
 from .website.chart import SiteCharts, make_charts
 from .website.chart_engine import Converter
-from .website.render import SiteOptions, Theme, render_site
+from .website.render import SiteOptions, Theme, page_count, render_site
 from .website.write import MARKER, check_output, write_site
 
 
@@ -209,7 +209,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             cache.put("charts", charts_key, charts)
 
     files = render_site(report, charts, job.theme, job.options)
-    total_pages = 4 + sum(1 + len(s.tasks) for s in report.sets)
+    total_pages = page_count(report, job.theme)
     written, size = write_site(
         config.output,
         files,

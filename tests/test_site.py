@@ -529,3 +529,24 @@ def test_a_large_suite_gets_the_least_reliable_tasks_and_a_distribution(tmp_path
         report["result_sets"][0]["tasks"], key=lambda t: t["pass_hat_k"]["plugin"]["estimate"]
     )
     assert least[0]["id"] in forest
+
+
+def test_page_count_matches_the_pages_a_build_writes() -> None:
+    """build's progress counts pages with page_count; it must match what render_site yields."""
+    from reportgen.config import load_config
+    from reportgen.history import read_history
+    from reportgen.readers import load_sources
+    from reportgen.report import build_report
+    from reportgen.website.render import Theme, page_count
+
+    from .conftest import EXAMPLE, ROOT
+
+    config = load_config(EXAMPLE)
+    loaded = load_sources(config.result_sets)
+    assert config.history is not None
+    history = (read_history(config.history), "this build")
+    report = build_report(loaded.result_sets, "t", "", config.k, config.confidence, history)
+    golden = ROOT / "tests" / "golden" / "example-site"
+    assert page_count(report, Theme.from_folders(None, None)) == sum(
+        1 for _ in golden.rglob("*.html")
+    )

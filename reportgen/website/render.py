@@ -450,6 +450,14 @@ def _csv_bytes(rows: list[list[Any]]) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
+def page_count(report: Report, theme: Theme) -> int:
+    """How many HTML pages render_site yields for this report (for progress messages)."""
+    per_set = sum(1 + len(s.tasks) for s in report.sets)
+    trends = len(report.sets) if report.history is not None else 0
+    # index.html and 404.html, the content pages, sets and tasks, comparisons, trends
+    return 2 + len(theme.content_pages()) + per_set + len(report.comparisons) + trends
+
+
 def render_site(
     report: Report, charts: SiteCharts, theme: Theme, options: SiteOptions
 ) -> Iterator[tuple[str, bytes]]:
