@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
+from .limits import MAX_YAML_BYTES, TooLarge, load_yaml, read_limited
 from .load import FORMATS, Source, did_you_mean
 
 CONFIG_NAME = "reportgen.yaml"
@@ -77,7 +78,9 @@ def load_config(path: Path) -> Config:
     if path.is_dir():
         raise UserError(f"{name}: is a directory; expected {CONFIG_NAME}")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        doc = load_yaml(read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig"))
+    except TooLarge as error:
+        raise UserError(f"{name}: {error}") from None
     except UnicodeDecodeError:
         raise UserError(f"{name}: not UTF-8 text") from None
     except yaml.YAMLError as error:

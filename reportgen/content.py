@@ -47,6 +47,7 @@ from .estimate import (
     normal_quantile,
     t_quantile,
 )
+from .limits import load_yaml
 from .planner import Plan, plan, wilson_halfwidth
 from .textout import bracket, fixed, percent
 from .variance import (
@@ -69,7 +70,7 @@ def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].rstrip() == "---":
-            meta = yaml.safe_load("".join(lines[1:i])) or {}
+            meta = load_yaml("".join(lines[1:i])) or {}
             if not isinstance(meta, dict):
                 raise ValueError("front matter must be a mapping")
             return "".join(lines[i + 1 :]), meta, i + 1
