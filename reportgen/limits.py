@@ -48,8 +48,9 @@ class TooLarge(ValueError):
     """A file or member beyond its limit; the message says which limit."""
 
 
-def _size(count: int) -> str:
-    return f"{count / MiB:.0f} MiB" if count >= MiB else f"{count} bytes"
+def size_text(count: int) -> str:
+    """'256 MiB' for whole mebibytes, else the exact count ('16,777,217 bytes')."""
+    return f"{count // MiB} MiB" if count % MiB == 0 and count else f"{count:,} bytes"
 
 
 def read_limited(path: Path, limit: int) -> bytes:
@@ -62,10 +63,12 @@ def read_limited(path: Path, limit: int) -> bytes:
     with path.open("rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
-            raise TooLarge(f"is {_size(size)}; files of this kind are read up to {_size(limit)}")
+            raise TooLarge(
+                f"is {size_text(size)}; files of this kind are read up to {size_text(limit)}"
+            )
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise TooLarge(f"holds more than {_size(limit)}, the limit for files of this kind")
+        raise TooLarge(f"holds more than {size_text(limit)}, the limit for files of this kind")
     return data
 
 

@@ -8,27 +8,33 @@ exit status 2 and one located message.
 
 from __future__ import annotations
 
-import json
 import os
+import struct
 import subprocess
 import sys
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
+import zstandard
 
 from reportgen.errors import UserError
+from reportgen.inspect_logs import ZIP_ZSTANDARD, _read_member
 from reportgen.limits import (
     MAX_ALIAS_NODES,
+    MAX_ARCHIVE_BYTES,
     MAX_DEPTH,
-    MAX_DOCUMENT_BYTES,
     MAX_MEMBER_BYTES,
+    MAX_YAML_BYTES,
     load_yaml,
 )
 from reportgen.load import Source, load_sources
+
+INSPECT = Path(__file__).parent / "fixtures" / "inspect"
 
 #: The issue's bar for every bomb: the command's peak resident memory.
 PEAK_LIMIT_MB = 300
@@ -139,3 +145,205 @@ def test_yaml_nesting_is_limited(tmp_path: Path) -> None:
     path.write_text(deep)
     with pytest.raises(UserError, match=r"deep.yaml:1: not valid YAML: nested deeper"):
         load_sources([Source(path)])
+
+
+# ---------------------------------------------------------------- item 7: zip bombs and big files
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    method: int  # zipfile.ZIP_DEFLATED, ZIP_STORED or ZIP_ZSTANDARD
+    data: bytes  # as stored (compressed)
+    size: int  # the decompressed size the archive states
+    crc: int = 0
+
+
+def write_zip(path: Path, members: list[Member], repeat_last: int = 1) -> Path:
+    """A zip written field by field, so stated sizes can differ from the data and the
+    last member's directory entry can be repeated (entries sharing one stored body)."""
+    out = bytearray()
+    entries = []
+    for m in members:
+        name = m.name.encode()
+        entries.append((m, len(out)))
+        out += struct.pack(
+            "<4s2B4HL2L2H",
+            b"PK\x03\x04",
+            20,
+            0,
+            0,
+            m.method,
+            0,
+            0x21,
+            m.crc,
+            len(m.data),
+            m.size,
+            len(name),
+            0,
+        )
+        out += name + m.data
+    entries += [(entries[-1][0], entries[-1][1])] * (repeat_last - 1)
+    directory = len(out)
+    for i, (m, offset) in enumerate(entries):
+        name = (m.name if i < len(members) else m.name.replace(".json", f"_{i}.json")).encode()
+        out += struct.pack(
+            "<4s4B4HL2L5H2L",
+            b"PK\x01\x02",
+            20,
+            3,
+            20,
+            0,
+            0,
+            m.method,
+            0,
+            0x21,
+            m.crc,
+            len(m.data),
+            m.size,
+            len(name),
+            0,
+            0,
+            0,
+            0,
+            0,
+            offset,
+        )
+        out += name
+    out += struct.pack(
+        "<4s4H2LH",
+        b"PK\x05\x06",
+        0,
+        0,
+        len(entries),
+        len(entries),
+        len(out) - directory,
+        directory,
+        0,
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+def inspect_header() -> Member:
+    with zipfile.ZipFile(INSPECT / "mini_zstd.eval") as archive:
+        header = _read_member(archive, archive.getinfo("header.json"))
+    return Member("header.json", zipfile.ZIP_STORED, header, len(header), zlib.crc32(header))
+
+
+SAMPLE_HEAD = b'{"id": "a", "epoch": 1, "scores": {"match": {"value": "C"}}'
+
+
+def spaces_bomb(total: int) -> bytes:
+    """A sample that is valid JSON once decompressed: a few fields, then `total` spaces,
+    as repeated zstd frames of 64 MiB of spaces (a few dozen bytes each)."""
+    chunk = 64 * 1024 * 1024
+    compress = zstandard.ZstdCompressor().compress
+    head = compress(SAMPLE_HEAD) + compress(b" " * chunk) * (total // chunk)
+    return head + compress(b" " * (total % chunk)) + compress(b"}")
+
+
+@pytest.mark.parametrize("stated", ["honest", "lying"])
+def test_zip_bomb_eval_is_refused_within_memory(tmp_path: Path, stated: str) -> None:
+    total = 4_000_000_000  # about 3.7 GiB of spaces from a file of a few kilobytes
+    bomb = spaces_bomb(total)
+    size = total if stated == "honest" else 1000
+    path = write_zip(
+        tmp_path / "bomb.eval",
+        [inspect_header(), Member("samples/a_epoch_1.json", ZIP_ZSTANDARD, bomb, size)],
+    )
+    assert path.stat().st_size < 200_000
+    result = measure(["summary", "bomb.eval", "--scorer", "match"], tmp_path)
+    if stated == "honest":
+        assert_refused(result, "bomb.eval: samples/a_epoch_1.json:", "members are read up to")
+    else:
+        assert_refused(result, "bomb.eval: samples/a_epoch_1.json:", "more than its stated")
+
+
+def test_deflate_member_is_held_to_its_stated_size(tmp_path: Path) -> None:
+    data = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = data.compress(b" " * (512 * 1024 * 1024)) + data.flush()
+    write_zip(
+        tmp_path / "bomb.eval",
+        [inspect_header(), Member("samples/a_epoch_1.json", zipfile.ZIP_DEFLATED, body, 1000)],
+    )
+    result = measure(["summary", "bomb.eval", "--scorer", "match"], tmp_path)
+    assert_refused(result, "bomb.eval: samples/a_epoch_1.json:")
+
+
+def test_many_entries_sharing_one_body_are_refused_by_total(tmp_path: Path) -> None:
+    body = spaces_bomb(60 * 1024 * 1024)
+    count = MAX_ARCHIVE_BYTES // (60 * 1024 * 1024) + 2
+    write_zip(
+        tmp_path / "bomb.eval",
+        [inspect_header(), Member("samples/a_epoch_1.json", ZIP_ZSTANDARD, body, 60 * 2**20)],
+        repeat_last=count,
+    )
+    result = measure(["summary", "bomb.eval", "--scorer", "match"], tmp_path)
+    assert_refused(result, "bomb.eval: decompresses to", "archives are read up to")
+
+
+def test_member_at_the_limit_reads_within_memory(tmp_path: Path) -> None:
+    spaces = MAX_MEMBER_BYTES - len(SAMPLE_HEAD) - 1
+    content = SAMPLE_HEAD + b" " * spaces + b"}"
+    member = Member(
+        "samples/a_epoch_1.json",
+        ZIP_ZSTANDARD,
+        spaces_bomb(spaces),
+        MAX_MEMBER_BYTES,
+        zlib.crc32(content),
+    )
+    write_zip(tmp_path / "big.eval", [inspect_header(), member])
+    result = measure(["summary", "big.eval", "--scorer", "match"], tmp_path)
+    assert result.status == 0, result.errors
+    assert result.peak_mb < PEAK_LIMIT_MB, result
+    print(f"peak {result.peak_mb:.0f} MB in {result.seconds:.1f} s for a member at the limit")
+
+
+@pytest.mark.parametrize(
+    ("name", "option", "limit"),
+    [
+        ("runs.json", ["--input-format", "tau-bench"], "256 MiB"),
+        ("log.json", ["--input-format", "inspect"], "256 MiB"),
+        ("suite.yaml", [], f"{MAX_YAML_BYTES // 2**20} MiB"),
+    ],
+)
+def test_sparse_two_gigabyte_document_is_refused_before_reading(
+    tmp_path: Path, name: str, option: list[str], limit: str
+) -> None:
+    path = tmp_path / name
+    with path.open("wb") as handle:
+        handle.write(b"[")
+        handle.truncate(2 * 1024**3)  # sparse: no disk space used
+    result = measure(["summary", name, *option], tmp_path)
+    assert_refused(result, f"{name}: is 2048 MiB", limit)
+
+
+def test_config_beyond_the_yaml_limit_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "reportgen.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_YAML_BYTES + 1)
+    result = measure(["build"], tmp_path)
+    assert_refused(result, "reportgen.yaml: is", "read up to 16 MiB")
+
+
+def test_member_within_limits_still_reads(tmp_path: Path) -> None:
+    # A legitimate zstd member written by this test's own zip writer reads as before,
+    # so the refusals above are about the sizes, not the writer.
+    sample = b'{"id": "a", "epoch": 1, "scores": {"match": {"value": "C"}}}'
+    path = write_zip(
+        tmp_path / "ok.eval",
+        [
+            inspect_header(),
+            Member(
+                "samples/a_epoch_1.json",
+                ZIP_ZSTANDARD,
+                zstandard.ZstdCompressor().compress(sample),
+                len(sample),
+                zlib.crc32(sample),
+            ),
+        ],
+    )
+    loaded = load_sources([Source(path, scorer="match")])
+    assert [(t.id, t.successes, t.runs) for t in loaded.result_sets[0].tasks] == [("a", 1, 1)]
+    assert MAX_MEMBER_BYTES < PEAK_LIMIT_MB * 2**20
