@@ -26,6 +26,7 @@ import numpy as np
 from .compare import Comparison, compare
 from .errors import Problems, UserError
 from .estimate import SuiteInterval, estimate_suite, mean_with_t_interval
+from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .load import json_loads
 from .report import Report, SetReport
 from .serialize import Json, interval_json
@@ -79,7 +80,9 @@ def read_history(path: Path) -> list[Json]:
     problems = Problems()
     entries: list[Json] = []
     try:
-        lines = path.read_bytes().splitlines()
+        lines = read_limited(path, MAX_DOCUMENT_BYTES).splitlines()
+    except TooLarge as error:
+        raise UserError(f"--history: {path}: {error}") from None
     except OSError as error:
         raise UserError(f"--history: {path}: cannot read ({error.strerror})") from None
     for number, raw in enumerate(lines, start=1):

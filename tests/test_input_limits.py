@@ -347,3 +347,19 @@ def test_member_within_limits_still_reads(tmp_path: Path) -> None:
     loaded = load_sources([Source(path, scorer="match")])
     assert [(t.id, t.successes, t.runs) for t in loaded.result_sets[0].tasks] == [("a", 1, 1)]
     assert MAX_MEMBER_BYTES < PEAK_LIMIT_MB * 2**20
+
+
+def sparse(path: Path, size: int) -> Path:
+    with path.open("wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def test_sparse_report_and_history_are_refused_before_reading(tmp_path: Path) -> None:
+    sparse(tmp_path / "report.json", 2 * 1024**3)
+    result = measure(["check", "report.json", "--min-reliability", "0.5"], tmp_path)
+    assert_refused(result, "report.json: is 2048 MiB", "read up to 256 MiB")
+    sparse(tmp_path / "history.jsonl", 2 * 1024**3)
+    (tmp_path / "r.jsonl").write_text('{"task": "t", "passed": true}\n')
+    result = measure(["build", "r.jsonl", "--history", "history.jsonl"], tmp_path)
+    assert_refused(result, "history.jsonl: is 2048 MiB")
