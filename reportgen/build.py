@@ -12,11 +12,11 @@ from typing import TextIO
 
 from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
-from .chart import SiteCharts, make_charts
+from .chart import make_charts
 from .config import Config
 from .errors import UserError
 from .history import default_label, read_history, with_history
-from .load import Loaded, load_sources
+from .load import load_sources
 from .render import SiteOptions, Theme, render_site
 from .report import build_report
 from .serialize import Json
@@ -125,9 +125,9 @@ def build(
         folder_digest(theme.templates + theme.content) if cache is not None else None,
     )
     keys = (inputs_key, history_key, site_key)
-    previous = cache.get("site", site_key) if cache is not None else None
+    previous = cache.get_site(site_key) if cache is not None else None
     state = _site_state(config.output) if (config.output / MARKER).is_file() else None
-    if isinstance(previous, tuple) and previous[0] == state and state is not None:
+    if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
         return BuildResult(
@@ -172,13 +172,13 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     previous_history, label = job.previous_history, job.label
     reused: list[str] = []
     progress.update("reading inputs")
-    loaded = cache.get("inputs", inputs_key) if cache is not None else None
-    if isinstance(loaded, Loaded):
+    loaded = cache.get_inputs(inputs_key) if cache is not None else None
+    if loaded is not None:
         reused.append("parsed inputs")
     else:
         loaded = load_sources(config.result_sets)
         if cache is not None:
-            cache.put("inputs", inputs_key, loaded)
+            cache.put_inputs(inputs_key, loaded)
     for path, format_name in loaded.formats:
         given = any(str(s.path) == path and s.format for s in config.result_sets)
         progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
@@ -194,13 +194,13 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         report.history = with_history(report, previous_history, label)
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
-    charts = cache.get("charts", charts_key) if cache is not None else None
-    if isinstance(charts, SiteCharts):
+    charts = cache.get_charts(charts_key) if cache is not None else None
+    if charts is not None and charts.fit(report):
         reused.append(f"{charts.count} charts")
     else:
         charts = make_charts(report, converter)
         if cache is not None:
-            cache.put("charts", charts_key, charts)
+            cache.put_charts(charts_key, charts)
 
     files = render_site(report, charts, job.theme, job.options)
     total_pages = 4 + sum(1 + len(s.tasks) for s in report.sets)
@@ -213,7 +213,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     progress.clear()
     state = _site_state(config.output)
     if cache is not None:
-        cache.put("site", site_key, (state, len(report.sets)))
+        cache.put_site(site_key, (state, len(report.sets)))
     return BuildResult(
         output=config.output,
         files=written + 1,  # and the marker

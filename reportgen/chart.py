@@ -488,6 +488,16 @@ class SiteCharts:
     def count(self) -> int:
         return len(self.all())
 
+    def fit(self, report: Report) -> bool:
+        """Whether these charts cover exactly the report's pages (for a cached set)."""
+        trends = report.history.trends if report.history is not None else {}
+        return (
+            len(self.overview) == (1 if len(report.sets) > 1 else 0)
+            and self.by_set.keys() == {s.id for s in report.sets}
+            and self.by_comparison.keys() == {c.id for c in report.comparisons}
+            and self.by_trend.keys() == trends.keys()
+        )
+
 
 def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:
     """Every chart of the site: a few per result set, none per task."""

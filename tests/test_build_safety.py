@@ -1,0 +1,189 @@
+"""Security and data loss (issue 12, items 3 to 5): the cache, the output folder, and
+hostile text in names, URLs and templates."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import shutil
+from contextlib import redirect_stderr
+from pathlib import Path
+
+import pytest
+
+from reportgen.cache import CACHE_DIR
+from reportgen.cli import main
+
+
+def write_results(path: Path, tasks: int = 3, runs: int = 4, **fields: str) -> Path:
+    lines = [
+        json.dumps({"task": f"t{t}", "passed": (t + r) % 3 != 0, "run": r, **fields})
+        for t in range(tasks)
+        for r in range(runs)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def cli(*argv: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with redirect_stderr(err):
+        status = main(list(argv))
+    return status, err.getvalue()
+
+
+def tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+# ---------------------------------------------------------------- item 3: the cache
+
+
+class _RunsCode:
+    """Unpickling this makes a folder: proof that a pickle in the cache would run."""
+
+    def __init__(self, proof: Path) -> None:
+        self.proof = proof
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return os.mkdir, (str(self.proof),)
+
+
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, bytes]]:
+    """(results file, site with its cache, clean build's files): built once for the module."""
+    folder = tmp_path_factory.mktemp("cached")
+    results = write_results(folder / "r.jsonl")
+    site = folder / "site"
+    assert cli("build", str(results), "-o", str(site))[0] == 0
+    clean = folder / "clean"
+    assert cli("build", str(results), "-o", str(clean), "--no-cache")[0] == 0
+    assert tree(site) == tree(clean)
+    return results, site, tree(clean)
+
+
+@pytest.fixture
+def cached_build(
+    first_build: tuple[Path, Path, dict[str, bytes]], tmp_path: Path
+) -> tuple[Path, Path, dict[str, bytes]]:
+    """A copy of the first build's site and cache for one test to change."""
+    results, site, clean = first_build
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    shutil.copytree(site.parent / CACHE_DIR / site.name, tmp_path / CACHE_DIR / copy.name)
+    return results, copy, clean
+
+
+def cache_entries(site: Path) -> list[Path]:
+    return sorted((site.parent / CACHE_DIR / site.name).glob("*-*.json"))
+
+
+def test_cache_entry_cannot_execute_code(
+    cached_build: tuple[Path, Path, dict[str, bytes]], tmp_path: Path
+) -> None:
+    results, site, clean = cached_build
+    proof = tmp_path / "code-ran"
+    payload = pickle.dumps(_RunsCode(proof))
+    entries = cache_entries(site)
+    assert {p.name.split("-")[0] for p in entries} == {"inputs", "charts", "site"}
+    for entry in entries:
+        json.loads(entry.read_bytes())  # plain JSON, nothing else
+        entry.write_bytes(payload)
+        entry.with_suffix(".pickle").write_bytes(payload)  # the old format's name too
+    status, note = cli("build", str(results), "-o", str(site))
+    assert status == 0, note
+    assert not proof.exists()
+    assert "reused" not in note and "nothing changed" not in note
+    assert tree(site) == clean
+
+
+def _damage_counts(doc: dict) -> dict:
+    doc["result_sets"][0]["tasks"][0]["successes"] += 1  # disagrees with its runs
+    return doc
+
+
+def _damage_svg(doc: dict) -> dict:
+    chart = doc["by_set"][next(iter(doc["by_set"]))][0]
+    chart[3] = chart[3].replace("<g", '<g onload="alert(1)"', 1)
+    return doc
+
+
+def _script_svg(doc: dict) -> dict:
+    chart = doc["by_set"][next(iter(doc["by_set"]))][0]
+    chart[3] = chart[3].replace("</svg>", "<script>alert(1)</script></svg>")
+    return doc
+
+
+def _missing_set(doc: dict) -> dict:
+    doc["by_set"] = {}
+    return doc
+
+
+def _wrong_types(doc: dict) -> dict:
+    doc["result_sets"][0]["tasks"][0]["runs"] = "4"
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("kind", "damage"),
+    [
+        ("inputs", lambda raw: raw[: len(raw) // 2]),
+        ("inputs", lambda raw: json.dumps(_damage_counts(json.loads(raw))).encode()),
+        ("inputs", lambda raw: json.dumps(_wrong_types(json.loads(raw))).encode()),
+        ("inputs", lambda raw: b"[" * 100_000),
+        ("charts", lambda raw: json.dumps(_damage_svg(json.loads(raw))).encode()),
+        ("charts", lambda raw: json.dumps(_script_svg(json.loads(raw))).encode()),
+        ("charts", lambda raw: json.dumps(_missing_set(json.loads(raw))).encode()),
+    ],
+)
+def test_damaged_cache_entry_is_ignored_and_rebuilt(
+    cached_build: tuple[Path, Path, dict[str, bytes]], kind: str, damage: object
+) -> None:
+    results, site, clean = cached_build
+    for entry in cache_entries(site):
+        if entry.name.startswith("site-"):
+            entry.unlink()  # else the unchanged build keeps the site without reading more
+        elif entry.name.startswith(kind):
+            entry.write_bytes(damage(entry.read_bytes()))  # type: ignore[operator]
+    status, note = cli("build", str(results), "-o", str(site))
+    assert status == 0, note
+    reused = "parsed inputs" if kind == "inputs" else "charts from the cache"
+    assert reused not in note
+    assert tree(site) == clean
+
+
+def test_cache_entry_that_is_not_a_file_is_ignored(
+    cached_build: tuple[Path, Path, dict[str, bytes]], tmp_path: Path
+) -> None:
+    results, site, clean = cached_build
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}")
+    for entry in cache_entries(site):
+        entry.unlink()
+        if entry.name.startswith("inputs"):
+            os.mkfifo(entry)  # opening it to read would wait for a writer forever
+        elif entry.name.startswith("charts"):
+            entry.symlink_to(outside)
+        else:
+            entry.mkdir()
+    status, note = cli("build", str(results), "-o", str(site))
+    assert status == 0, note
+    assert tree(site) == clean
+    assert outside.read_text() == "{}"
+
+
+def test_symlinked_cache_folder_is_not_used(
+    cached_build: tuple[Path, Path, dict[str, bytes]], tmp_path: Path
+) -> None:
+    results, site, _ = cached_build
+    folder = site.parent / CACHE_DIR / site.name
+    elsewhere = tmp_path / "elsewhere"
+    folder.rename(elsewhere)
+    folder.symlink_to(elsewhere)
+    before = sorted(p.name for p in elsewhere.iterdir())
+    status, note = cli("build", str(results), "-o", str(site), "--title", "changed")
+    assert status == 0, note
+    assert "reused" not in note
+    assert sorted(p.name for p in elsewhere.iterdir()) == before
