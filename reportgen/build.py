@@ -84,6 +84,16 @@ def _site_state(output: Path) -> tuple[int, int, int]:
     return len(files), sum(p.stat().st_size for p in files), pages
 
 
+def _inputs(config: Config) -> list[Path]:
+    """What the build reads and the output folder must not hold.
+
+    Not the history file: its entries are carried into the new site's
+    history.jsonl, so extending a site's own copy in place loses nothing.
+    """
+    paths = [s.path for s in config.result_sets]
+    return [*paths, *(p for p in (config.path, config.templates, config.content) if p)]
+
+
 def build(
     config: Config,
     force: bool = False,
@@ -93,7 +103,7 @@ def build(
     """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged."""
     progress = progress or Progress()
     start = time.perf_counter()
-    check_output(config.output, force)
+    check_output(config.output, force, _inputs(config))
     theme = Theme.from_folders(config.templates, config.content)
     options = SiteOptions(
         base_path=config.base_path, base_url=config.base_url, build_date=build_date()
@@ -209,6 +219,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         files,
         force=job.force,
         on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
+        inputs=_inputs(config),
     )
     progress.clear()
     state = _site_state(config.output)

@@ -187,3 +187,96 @@ def test_symlinked_cache_folder_is_not_used(
     assert status == 0, note
     assert "reused" not in note
     assert sorted(p.name for p in elsewhere.iterdir()) == before
+
+
+# ---------------------------------------------------------------- item 4: the output folder
+
+
+def test_output_folder_holding_an_input_is_refused_without_force(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    site = tmp_path / "site"
+    assert cli("build", str(results), "-o", str(site))[0] == 0
+    moved = results.rename(site / "r.jsonl")  # the steps: mv r.jsonl site/
+    before = tree(site)
+    status, err = cli("build", str(moved), "-o", str(site))
+    assert status == 2
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"--output: {site} holds {moved}, which this build reads" in err
+    assert tree(site) == before
+
+
+def test_force_refuses_folder_holding_an_input(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    results = write_results(data / "r.jsonl")
+    (data / "notes.txt").write_text("keep me")
+    before = tree(data)
+    for output in (data, tmp_path):  # the folder, or one above it
+        status, err = cli("build", str(results), "-o", str(output), "--force")
+        assert status == 2 and "which this build reads" in err
+    assert tree(data) == before
+
+
+def test_force_refuses_folder_holding_the_config_or_templates(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    results = write_results(tmp_path / "r.jsonl")
+    config = project / "reportgen.yaml"
+    config.write_text(f"result_sets: [{results}]\noutput: .\n")
+    status, err = cli("build", "--config", str(config), "--force")
+    assert status == 2 and f"holds {config}" in err
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    status, err = cli("build", str(results), "--templates", str(theme), "-o", str(tmp_path))
+    assert status == 2 and "which this build reads" in err
+    assert config.exists() and theme.is_dir()
+
+
+def test_force_refuses_working_folder_its_parents_and_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "home" / "work"
+    work.mkdir(parents=True)
+    results = write_results(tmp_path / "elsewhere.jsonl")
+    (work / "precious.txt").write_text("keep me")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for output in (".", str(work), "..", "/", str(tmp_path / "home"), "~"):
+        status, err = cli("build", str(results), "-o", os.path.expanduser(output), "--force")
+        assert status == 2, output
+        assert "the working folder, the home folder or a folder above them" in err
+    assert (work / "precious.txt").read_text() == "keep me"
+
+
+def test_force_still_replaces_a_folder_that_is_not_protected(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "stale.html").write_text("old")
+    assert cli("build", str(results), "-o", str(old))[0] == 2  # not reportgen's
+    assert cli("build", str(results), "-o", str(old), "--force")[0] == 0
+    assert not (old / "stale.html").exists() and (old / "index.html").exists()
+
+
+def test_symlinked_output_is_followed_not_replaced(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    real = tmp_path / "published" / "site"
+    assert cli("build", str(results), "-o", str(real))[0] == 0
+    link = tmp_path / "site"
+    link.symlink_to(real, target_is_directory=True)
+    status, err = cli("build", str(results), "-o", str(link), "--title", "Second build")
+    assert status == 0, err
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert "Second build" in (real / "index.html").read_text()
+    # No staging or retired folder is left beside either of them.
+    beside = [*real.parent.iterdir(), *tmp_path.iterdir()]
+    assert not [p.name for p in beside if p.name.startswith(".site.")]
+
+
+def test_dangling_symlinked_output_is_refused(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    link = tmp_path / "site"
+    link.symlink_to(tmp_path / "nowhere")
+    status, err = cli("build", str(results), "-o", str(link))
+    assert status == 2 and "does not exist" in err
+    assert not (tmp_path / "nowhere").exists()
