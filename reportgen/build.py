@@ -13,7 +13,7 @@ from typing import TextIO
 from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
 from .chart import make_charts
-from .config import Config
+from .config import Config, site_urls
 from .errors import UserError
 from .history import default_label, read_history, with_history
 from .load import load_sources
@@ -21,6 +21,7 @@ from .render import SiteOptions, Theme, render_site
 from .report import build_report
 from .serialize import Json
 from .svg import Converter
+from .textout import terminal_safe
 from .write import MARKER, check_output, write_site
 
 
@@ -35,7 +36,7 @@ class Progress:
     def note(self, message: str) -> None:
         """A line worth keeping in a CI log, such as which format was detected."""
         self.clear()
-        print(message, file=self.stream)
+        print(terminal_safe(message), file=self.stream)
 
     def update(self, message: str) -> None:
         now = time.monotonic()
@@ -104,10 +105,9 @@ def build(
     progress = progress or Progress()
     start = time.perf_counter()
     check_output(config.output, force, _inputs(config))
+    base_path, base_url = site_urls(config)
     theme = Theme.from_folders(config.templates, config.content)
-    options = SiteOptions(
-        base_path=config.base_path, base_url=config.base_url, build_date=build_date()
-    )
+    options = SiteOptions(base_path=base_path, base_url=base_url, build_date=build_date())
     cache = Cache(config.output) if use_cache else None
 
     progress.update("hashing inputs")

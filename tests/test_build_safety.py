@@ -3,10 +3,12 @@ hostile text in names, URLs and templates."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
 import pickle
+import re
 import shutil
 from contextlib import redirect_stderr
 from pathlib import Path
@@ -280,3 +282,117 @@ def test_dangling_symlinked_output_is_refused(tmp_path: Path) -> None:
     status, err = cli("build", str(results), "-o", str(link))
     assert status == 2 and "does not exist" in err
     assert not (tmp_path / "nowhere").exists()
+
+
+# ---------------------------------------------------------------- item 5: hostile text
+
+
+PHISH = "m](https://evil.example/phish) [x"
+
+
+def test_markdown_badge_cannot_load_an_image_from_elsewhere(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    results = write_results(tmp_path / "r.jsonl", model=PHISH, suite="s")
+    site = tmp_path / "site"
+    base = "https://acme.example/evals/"
+    assert cli("build", str(results), "-o", str(site), "--base-url", base)[0] == 0
+    (snippet,) = sorted((site / "badges").glob("*.md"))
+    page = MarkdownIt().render(snippet.read_text())
+    sources = re.findall(r'(?:src|href)="([^"]*)"', page)
+    assert sources and all(url.startswith(base) for url in sources), sources
+    assert PHISH in html.unescape(re.sub(r"<[^>]+>", "", page).replace("\\", ""))
+
+
+def test_terminal_escapes_in_names_are_printed_spelled_out(tmp_path: Path) -> None:
+    hostile = "t\x1b[2J\x1b]0;owned\x07\r\u009b31m"
+    results = tmp_path / "r.jsonl"
+    results.write_text(
+        "".join(
+            json.dumps({"task": f"{hostile}{t}", "passed": (t + r) % 3 != 0, "model": hostile})
+            + "\n"
+            for t in range(3)
+            for r in range(4)
+        )
+    )
+    site = tmp_path / "site"
+    assert cli("build", str(results), "-o", str(site))[0] == 0
+    for argv in (
+        ["summary", str(results)],
+        ["compare", str(results), str(results)],
+        ["check", str(site), "--min-reliability", "0.99"],
+    ):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stderr(err):
+            main(argv, out=out)
+        printed = out.getvalue() + err.getvalue()
+        assert "\\u001b[2J" in printed, argv
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", printed), argv
+    # Error messages too, with the escape in the file's name.
+    bad = tmp_path / "bad\x1b[31m.jsonl"
+    bad.write_text("not json\n")
+    status, err = cli("summary", str(bad))
+    assert status == 2 and "\x1b" not in err and "bad\\u001b[31m.jsonl:1" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--base-url", "javascript:alert(1)//"),
+        ("--base-url", "data:text/html,<script>alert(1)</script>"),
+        ("--base-url", 'https://acme.example/" onmouseover="alert(1)'),
+        ("--base-url", "https://acme.example@evil.example/"),
+        ("--base-url", "acme.example/evals/"),
+        ("--base-path", "javascript:alert(1)//"),
+        ("--base-path", "//evil.example/"),
+        ("--base-path", "/\\evil.example/"),
+        ("--base-path", 'evals/" onload="x'),
+    ],
+)
+def test_base_url_and_base_path_refuse_other_schemes(tmp_path: Path, flag: str, value: str) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    status, err = cli("build", str(results), "-o", str(tmp_path / "site"), flag, value)
+    assert status == 2
+    assert f"({flag}): {value!r} is not" in err
+    assert not (tmp_path / "site").exists()
+
+
+def test_base_path_without_trailing_slash_still_joins(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    site = tmp_path / "site"
+    assert cli("build", str(results), "-o", str(site), "--base-path", "/evals")[0] == 0
+    assert 'href="/evals/assets/style.css"' in (site / "404.html").read_text()
+
+
+@pytest.mark.parametrize("flag", ["--templates", "--content"])
+def test_symlink_in_theme_folders_is_refused(tmp_path: Path, flag: str) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    theme = tmp_path / "theme"
+    (theme / "assets").mkdir(parents=True)
+    link = theme / "assets" / "passwd.md"
+    link.symlink_to("/etc/passwd")
+    status, err = cli("build", str(results), "-o", str(tmp_path / "site"), flag, str(theme))
+    assert status == 2
+    assert f"{flag}: {link} is a symbolic link" in err
+    assert not (tmp_path / "site").exists()
+
+
+def test_bidi_override_in_names_is_isolated(tmp_path: Path) -> None:
+    name = "evil\u202eexe.txt"
+    results = write_results(tmp_path / "r.jsonl", model=name, suite="s")
+    site = tmp_path / "site"
+    assert cli("build", str(results), "-o", str(site))[0] == 0
+    # The name starts each text it is in (the set is "NAME · s"), so each occurrence
+    # must open an isolate; a chart's SVG keeps an override inside its own label.
+    isolated = "\u2068" + name
+    pages = [p.read_text() for p in site.rglob("*.html")]
+    shown = [re.sub(r"<svg.*?</svg>", "", page, flags=re.DOTALL) for page in pages]
+    assert sum(text.count(isolated) for text in shown) > 5
+    for text in shown:
+        assert text.count(name) == text.count(isolated)
+        assert text.count("\u2068") == text.count("\u2069")
+    snippet = next((site / "badges").glob("*.md")).read_text()
+    assert isolated in snippet and "\\u202E" in snippet  # escaped in the YAML entry
+    out = io.StringIO()
+    main(["summary", str(results)], out=out)
+    assert "\u202e" not in out.getvalue() and "evil\\u202eexe.txt" in out.getvalue()
