@@ -39,9 +39,10 @@ MAX_DEPTH = 100
 #: value, an error message included.
 MAX_ALIAS_NODES = 100_000
 #: Characters of a task id, result set name or build label shown in a chart;
-#: tables show the whole text. Laying out one very long label takes the chart
-#: renderer seconds.
-MAX_CHART_LABEL = 80
+#: tables show the whole text. An axis shows about 30 characters anyway; the
+#: renderer measures a longer label again and again to cut it to fit, which took
+#: minutes for a hundred ids of ten thousand characters.
+MAX_CHART_LABEL = 40
 
 
 class TooLarge(ValueError):

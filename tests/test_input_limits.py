@@ -9,6 +9,7 @@ exit status 2 and one located message.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -22,11 +23,13 @@ import pytest
 import yaml
 import zstandard
 
+from reportgen.chart import chart_labels
 from reportgen.errors import UserError
 from reportgen.inspect_logs import ZIP_ZSTANDARD, _read_member
 from reportgen.limits import (
     MAX_ALIAS_NODES,
     MAX_ARCHIVE_BYTES,
+    MAX_CHART_LABEL,
     MAX_DEPTH,
     MAX_MEMBER_BYTES,
     MAX_YAML_BYTES,
@@ -363,3 +366,38 @@ def test_sparse_report_and_history_are_refused_before_reading(tmp_path: Path) ->
     (tmp_path / "r.jsonl").write_text('{"task": "t", "passed": true}\n')
     result = measure(["build", "r.jsonl", "--history", "history.jsonl"], tmp_path)
     assert_refused(result, "history.jsonl: is 2048 MiB")
+
+
+# ---------------------------------------------------------------- item 8: long labels
+
+
+def test_long_task_ids_are_shortened_in_charts_only(tmp_path: Path) -> None:
+    ids = [f"{i:03d}-" + "x" * 9_996 for i in range(100)]
+    results = tmp_path / "r.jsonl"
+    results.write_text(
+        "".join(
+            f'{{"task": "{task}", "passed": {str((i + r) % 3 != 0).lower()}}}\n'
+            for i, task in enumerate(ids)
+            for r in range(3)
+        )
+    )
+    start = time.monotonic()
+    result = measure(["build", "r.jsonl", "-o", "site"], tmp_path)
+    assert result.status == 0, result.errors
+    seconds = time.monotonic() - start
+    assert seconds < 60, seconds
+    print(f"100 ids of 10,000 characters: built in {seconds:.1f} s, peak {result.peak_mb:.0f} MB")
+    site = tmp_path / "site"
+    (set_page,) = site.glob("sets/*/index.html")
+    page = set_page.read_text()
+    charts = re.findall(r"<svg.*?</svg>", page, flags=re.DOTALL)
+    assert charts and not any("x" * MAX_CHART_LABEL in svg for svg in charts)
+    tables = re.sub(r"<svg.*?</svg>", "", page, flags=re.DOTALL)
+    assert all(task in tables for task in ids)
+
+
+def test_chart_labels_stay_unique_short_and_printable() -> None:
+    labels = chart_labels(["a" * 200, "a" * 199 + "b", "a" * 200 + "c", "t\x1b[2J", "short"])
+    assert len(set(labels)) == 5
+    assert all(len(label) <= MAX_CHART_LABEL for label in labels)
+    assert labels[3] == "t\\u001b[2J" and labels[4] == "short"
