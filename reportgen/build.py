@@ -12,13 +12,14 @@ from typing import TextIO
 
 from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
-from .config import Config
+from .config import Config, site_urls
 from .errors import UserError
 from .history import default_label, read_history
-from .readers import Loaded, load_sources
+from .readers import load_sources
 from .report import build_report
+from .terminal import terminal_safe
 from .views import Json
-from .website.chart import SiteCharts, make_charts
+from .website.chart import make_charts
 from .website.chart_engine import Converter
 from .website.render import SiteOptions, Theme, page_count, render_site
 from .website.write import MARKER, check_output, write_site
@@ -35,7 +36,7 @@ class Progress:
     def note(self, message: str) -> None:
         """A line worth keeping in a CI log, such as which format was detected."""
         self.clear()
-        print(message, file=self.stream)
+        print(terminal_safe(message), file=self.stream)
 
     def update(self, message: str) -> None:
         now = time.monotonic()
@@ -84,6 +85,16 @@ def _site_state(output: Path) -> tuple[int, int, int]:
     return len(files), sum(p.stat().st_size for p in files), pages
 
 
+def _inputs(config: Config) -> list[Path]:
+    """What the build reads and the output folder must not hold.
+
+    Not the history file: its entries are carried into the new site's
+    history.jsonl, so extending a site's own copy in place loses nothing.
+    """
+    paths = [s.path for s in config.result_sets]
+    return [*paths, *(p for p in (config.path, config.templates, config.content) if p)]
+
+
 def build(
     config: Config,
     force: bool = False,
@@ -93,11 +104,10 @@ def build(
     """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged."""
     progress = progress or Progress()
     start = time.perf_counter()
-    check_output(config.output, force)
+    check_output(config.output, force, _inputs(config))
+    base_path, base_url = site_urls(config)
     theme = Theme.from_folders(config.templates, config.content)
-    options = SiteOptions(
-        base_path=config.base_path, base_url=config.base_url, build_date=build_date()
-    )
+    options = SiteOptions(base_path=base_path, base_url=base_url, build_date=build_date())
     cache = Cache(config.output) if use_cache else None
 
     progress.update("hashing inputs")
@@ -125,9 +135,9 @@ def build(
         folder_digest(theme.templates + theme.content) if cache is not None else None,
     )
     keys = (inputs_key, history_key, site_key)
-    previous = cache.get("site", site_key) if cache is not None else None
+    previous = cache.get_site(site_key) if cache is not None else None
     state = _site_state(config.output) if (config.output / MARKER).is_file() else None
-    if isinstance(previous, tuple) and previous[0] == state and state is not None:
+    if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
         return BuildResult(
@@ -172,13 +182,13 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     previous_history, label = job.previous_history, job.label
     reused: list[str] = []
     progress.update("reading inputs")
-    loaded = cache.get("inputs", inputs_key) if cache is not None else None
-    if isinstance(loaded, Loaded):
+    loaded = cache.get_inputs(inputs_key) if cache is not None else None
+    if loaded is not None:
         reused.append("parsed inputs")
     else:
         loaded = load_sources(config.result_sets)
         if cache is not None:
-            cache.put("inputs", inputs_key, loaded)
+            cache.put_inputs(inputs_key, loaded)
     for path, format_name in loaded.formats:
         given = any(str(s.path) == path and s.format for s in config.result_sets)
         progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
@@ -200,13 +210,13 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     )
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
-    charts = cache.get("charts", charts_key) if cache is not None else None
-    if isinstance(charts, SiteCharts):
+    charts = cache.get_charts(charts_key) if cache is not None else None
+    if charts is not None and charts.fit(report):
         reused.append(f"{charts.count} charts")
     else:
         charts = make_charts(report, converter)
         if cache is not None:
-            cache.put("charts", charts_key, charts)
+            cache.put_charts(charts_key, charts)
 
     files = render_site(report, charts, job.theme, job.options)
     total_pages = page_count(report, job.theme)
@@ -215,11 +225,12 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         files,
         force=job.force,
         on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
+        inputs=_inputs(config),
     )
     progress.clear()
     state = _site_state(config.output)
     if cache is not None:
-        cache.put("site", site_key, (state, len(report.sets)))
+        cache.put_site(site_key, (state, len(report.sets)))
     return BuildResult(
         output=config.output,
         files=written + 1,  # and the marker

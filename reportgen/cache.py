@@ -4,22 +4,35 @@ Everything is keyed by content hashes (never by file times), so a reused piece
 is exactly what a clean build would make, and the site stays byte-identical.
 The cache lives in `.reportgen-cache/` beside the output folder; deleting it
 only makes the next build slower.
+
+Entries are plain JSON, read back field by field with every type and range
+checked. The folder sits in a project tree that others may write to (a pull
+request, a shared output folder), so an entry must never be able to run code,
+as unpickling could, and a damaged or foreign entry is ignored and rebuilt.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
-import pickle
+import re
+import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import orjson
 
 from . import __version__
+from .limits import MAX_DOCUMENT_BYTES
+from .readers import EXCLUDED, FORMATS, PASS, Loaded, ResultSet, TaskCounts
+from .website.chart import Chart, SiteCharts
 
 CACHE_DIR = ".reportgen-cache"
 _KEEP = 4  # entries of each kind kept; older ones are removed
+_SUFFIX = ".json"
 
 
 def file_digest(path: Path) -> str:
@@ -46,32 +59,309 @@ def key(*parts: Any) -> str:
     return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
+class Damaged(ValueError):
+    """A cache entry that does not hold what its kind must: it is rebuilt."""
+
+
+T = TypeVar("T")
+SiteState = tuple[tuple[int, int, int], int]  # (files, bytes, pages) of the site, result sets
+
+
 class Cache:
     def __init__(self, output: Path) -> None:
         self.folder = output.absolute().parent / CACHE_DIR / output.name
 
-    def get(self, kind: str, entry: str) -> Any | None:
-        path = self.folder / f"{kind}-{entry}.pickle"
-        try:
-            with path.open("rb") as handle:
-                return pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return None  # missing or from another version: rebuild the piece
+    # -- the three kinds of entry
 
-    def put(self, kind: str, entry: str, value: Any) -> None:
+    def get_inputs(self, entry: str) -> Loaded | None:
+        return self._get("inputs", entry, _loaded_from_json)
+
+    def put_inputs(self, entry: str, loaded: Loaded) -> None:
+        self._put("inputs", entry, _loaded_to_json(loaded))
+
+    def get_charts(self, entry: str) -> SiteCharts | None:
+        return self._get("charts", entry, _charts_from_json)
+
+    def put_charts(self, entry: str, charts: SiteCharts) -> None:
+        self._put("charts", entry, _charts_to_json(charts))
+
+    def get_site(self, entry: str) -> SiteState | None:
+        return self._get("site", entry, _site_from_json)
+
+    def put_site(self, entry: str, state: SiteState) -> None:
+        (files, size, pages), sets = state
+        self._put("site", entry, [[files, size, pages], sets])
+
+    # -- files
+
+    def _usable(self) -> bool:
+        # A symbolic link in place of the cache folder could send writes (and the
+        # pruning of old entries) anywhere: such a cache is not used at all.
+        return not any(p.is_symlink() for p in (self.folder.parent, self.folder))
+
+    def _get(self, kind: str, entry: str, decode: Callable[[Any], T]) -> T | None:
+        if not self._usable():
+            return None
+        raw = _read_regular(self.folder / f"{kind}-{entry}{_SUFFIX}")
+        if raw is None:
+            return None
         try:
+            return decode(orjson.loads(raw))
+        except (orjson.JSONDecodeError, Damaged, KeyError, TypeError, ValueError):
+            return None  # damaged, foreign or from another version: rebuild the piece
+
+    def _put(self, kind: str, entry: str, value: Any) -> None:
+        if not self._usable():
+            return
+        try:
+            data = orjson.dumps(value)
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.folder / f"{kind}-{entry}.pickle")
+                handle.write(data)
+            os.replace(tmp, self.folder / f"{kind}-{entry}{_SUFFIX}")
             self._prune(kind)
-        except OSError:
-            pass  # a cache that cannot be written only costs speed
+        except (OSError, TypeError):
+            pass  # a cache that cannot be written (or text JSON cannot hold) only costs speed
 
     def _prune(self, kind: str) -> None:
         entries = sorted(
-            self.folder.glob(f"{kind}-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True
+            self.folder.glob(f"{kind}-*{_SUFFIX}"),
+            key=lambda p: p.lstat().st_mtime,
+            reverse=True,
         )
         for old in entries[_KEEP:]:
             old.unlink(missing_ok=True)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file of sane size; None for anything else.
+
+    Without following a symbolic link, and without blocking on a named pipe
+    someone left in the cache's place.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOCUMENT_BYTES:
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_DOCUMENT_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- checked reading
+
+
+def _of(value: Any, kind: type) -> Any:
+    """`value` if it is of `kind` (bool is not an int here), else Damaged."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise Damaged(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _count(value: Any) -> int:
+    number: int = _of(value, int)
+    if number < 0:
+        raise Damaged("a count is negative")
+    return number
+
+
+def _text(value: Any) -> str:
+    text: str = _of(value, str)
+    return text
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _list(value: Any) -> list[Any]:
+    items: list[Any] = _of(value, list)
+    return items
+
+
+# ---------------------------------------------------------------- parsed inputs
+
+
+def _loaded_to_json(loaded: Loaded) -> Any:
+    return {
+        "formats": [list(pair) for pair in loaded.formats],
+        "result_sets": [
+            {
+                "suite": rs.suite,
+                "model": rs.model,
+                "name": rs.name,
+                "format": rs.format,
+                "sources": rs.sources,
+                "tasks": [_task_to_json(t) for t in rs.tasks],
+            }
+            for rs in loaded.result_sets
+        ],
+    }
+
+
+def _task_to_json(task: TaskCounts) -> Any:
+    return {
+        "id": task.id,
+        "successes": task.successes,
+        "runs": task.runs,
+        "excluded": task.excluded,
+        "category": task.category,
+        # One byte per run: base64 keeps a million runs a compact string.
+        "codes": None if task.codes is None else base64.b64encode(task.codes).decode("ascii"),
+        "urls": [[position, url] for position, url in task.urls.items()],
+    }
+
+
+def _loaded_from_json(doc: Any) -> Loaded:
+    formats = []
+    for pair in _list(doc["formats"]):
+        path, name = _list(pair)
+        if name not in FORMATS:
+            raise Damaged(f"unknown format {name!r}")
+        formats.append((_text(path), name))
+    sets = []
+    for item in _list(doc["result_sets"]):
+        if item["format"] not in FORMATS:
+            raise Damaged("unknown format")
+        sets.append(
+            ResultSet(
+                suite=_text(item["suite"]),
+                model=_text(item["model"]),
+                name=_text(item["name"]),
+                format=item["format"],
+                sources=[_text(s) for s in _list(item["sources"])],
+                tasks=[_task_from_json(t) for t in _list(item["tasks"])],
+            )
+        )
+    # What load_sources guarantees to the stages after it.
+    if not sets:
+        raise Damaged("no result sets")
+    for rs in sets:
+        if not rs.evaluated_tasks or len({t.id for t in rs.tasks}) != len(rs.tasks):
+            raise Damaged("a result set without evaluated runs, or with a task twice")
+    return Loaded(result_sets=sets, formats=formats)
+
+
+def _task_from_json(item: Any) -> TaskCounts:
+    task = TaskCounts(
+        id=_text(item["id"]),
+        successes=_count(item["successes"]),
+        runs=_count(item["runs"]),
+        excluded=_count(item["excluded"]),
+        category=_optional_text(item["category"]),
+    )
+    if task.successes > task.runs:
+        raise Damaged("more successes than runs")
+    if item["codes"] is not None:
+        codes = base64.b64decode(_text(item["codes"]), validate=True)
+        # Only the three outcome codes, and the counts they imply.
+        if codes.translate(None, bytes([PASS, 0, EXCLUDED])):
+            raise Damaged("unknown run code")
+        excluded = codes.count(EXCLUDED)
+        if (task.successes, task.runs, task.excluded) != (
+            codes.count(PASS),
+            len(codes) - excluded,
+            excluded,
+        ):
+            raise Damaged("counts disagree with the runs")
+        task.codes = codes
+    for pair in _list(item["urls"]):
+        position, url = _list(pair)
+        # The loader accepts only http(s) links; a cached one must be no different.
+        if _count(position) >= len(task.codes or b"") or not _text(url).lower().startswith(
+            ("http://", "https://")
+        ):
+            raise Damaged("bad transcript link")
+        task.urls[position] = url
+    return task
+
+
+# ---------------------------------------------------------------- charts
+
+
+def _charts_to_json(charts: SiteCharts) -> Any:
+    def group(items: list[Chart]) -> Any:
+        return [[c.id, c.title, c.description, c.svg] for c in items]
+
+    return {
+        "overview": group(charts.overview),
+        "by_set": {k: group(v) for k, v in charts.by_set.items()},
+        "by_comparison": {k: group(v) for k, v in charts.by_comparison.items()},
+        "by_trend": {k: group(v) for k, v in charts.by_trend.items()},
+    }
+
+
+# What vl-convert draws, plus what `chart._accessible` adds. Pages include a chart's
+# SVG as it is, so a cached one must hold nothing that could run or load: only
+# these elements, no event handler attributes, no links.
+_SVG_ELEMENTS = frozenset(
+    [
+        "svg",
+        "g",
+        "path",
+        "line",
+        "rect",
+        "circle",
+        "ellipse",
+        "polygon",
+        "polyline",
+        "text",
+        "tspan",
+        "title",
+        "desc",
+        "defs",
+        "clipPath",
+        "linearGradient",
+        "stop",
+    ]
+)
+_TAG = re.compile(r"<(/?)([^\s/>]*)")
+_ACTIVE = re.compile(r"\son[a-z]+\s*=|href|javascript:|<!|<\?", re.IGNORECASE)
+
+
+def _svg(value: Any) -> str:
+    svg = _text(value)
+    if not svg.startswith("<svg ") or _ACTIVE.search(svg):
+        raise Damaged("not a chart")
+    if any(name not in _SVG_ELEMENTS for _, name in _TAG.findall(svg)):
+        raise Damaged("an element charts do not use")
+    return svg
+
+
+def _chart_group(value: Any) -> list[Chart]:
+    charts = []
+    for item in _list(value):
+        chart_id, title, description, svg = _list(item)
+        charts.append(Chart(_text(chart_id), _text(title), _text(description), svg=_svg(svg)))
+    return charts
+
+
+def _chart_groups(value: Any) -> dict[str, list[Chart]]:
+    groups: dict[str, Any] = _of(value, dict)
+    return {name: _chart_group(items) for name, items in groups.items()}
+
+
+def _charts_from_json(doc: Any) -> SiteCharts:
+    return SiteCharts(
+        overview=_chart_group(doc["overview"]),
+        by_set=_chart_groups(doc["by_set"]),
+        by_comparison=_chart_groups(doc["by_comparison"]),
+        by_trend=_chart_groups(doc["by_trend"]),
+    )
+
+
+# ---------------------------------------------------------------- the finished site
+
+
+def _site_from_json(doc: Any) -> SiteState:
+    counts, sets = _list(doc)
+    files, size, pages = (_count(n) for n in _list(counts))
+    return (files, size, pages), _count(sets)

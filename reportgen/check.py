@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
+from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 
 
 def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
@@ -22,7 +23,9 @@ def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
     if not file.exists():
         raise UserError(f"{flag}: {file}: no such file (give a built site or its report.json)")
     try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
+        doc = json.loads(read_limited(file, MAX_DOCUMENT_BYTES).decode("utf-8"))
+    except TooLarge as error:
+        raise UserError(f"{flag}: {file}: {error}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UserError(f"{flag}: {file}: not a report.json ({error})") from None
     # Version 1 (before the headline choice) stays readable: old sites are baselines.

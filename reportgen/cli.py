@@ -7,6 +7,7 @@ input or arguments were wrong (one located line per problem, no traceback).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from .stats.coverage import check_coverage
 from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
 from .stats.headline import choose_headline
 from .stats.population import fit_population
-from .terminal import estimate_text, summary_text
+from .terminal import estimate_text, summary_text, terminal_safe
 from .views import estimate_json, summary_json
 
 #: argparse's sub-parser collection; its class is private to argparse.
@@ -182,13 +183,13 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
     config = _config_for(args)
     result = build(config, force=args.force, use_cache=not args.no_cache)
-    print(
+    summary = (
         f"built {result.pages} pages for {result.result_sets} result set"
         f"{'s' if result.result_sets != 1 else ''} ({result.files} files, "
         f"{result.bytes / 1e6:.1f} MB) in {result.seconds:.1f} s: {result.output}/"
-        + (f"; {result.reused}" if result.reused else ""),
-        file=sys.stderr,
+        + (f"; {result.reused}" if result.reused else "")
     )
+    print(terminal_safe(summary), file=sys.stderr)
     return EXIT_OK
 
 
@@ -501,17 +502,22 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point: returns the exit status instead of calling sys.exit itself."""
     out = out or sys.stdout
     parser = build_parser()
+    # Output is gathered and passed through terminal_safe, so no name or id read
+    # from an input can send escape sequences to the terminal.
+    text = io.StringIO()
     try:
         args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace, TextIO], int] | None = getattr(args, "handler", None)
         if handler is None:
-            parser.print_help(out)
+            parser.print_help(text)
             return EXIT_USER_ERROR
-        return handler(args, out)
+        return handler(args, text)
     except UserError as error:
         for line in error.problems:
-            print(f"reportgen: error: {line}", file=sys.stderr)
+            print(f"reportgen: error: {terminal_safe(line)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("reportgen: interrupted", file=sys.stderr)
         return 130
+    finally:
+        out.write(terminal_safe(text.getvalue()))

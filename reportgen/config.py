@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
+from .limits import MAX_YAML_BYTES, TooLarge, load_yaml, read_limited
 from .readers import FORMATS, Source, did_you_mean
 
 CONFIG_NAME = "reportgen.yaml"
@@ -77,7 +79,9 @@ def load_config(path: Path) -> Config:
     if path.is_dir():
         raise UserError(f"{name}: is a directory; expected {CONFIG_NAME}")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        doc = load_yaml(read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig"))
+    except TooLarge as error:
+        raise UserError(f"{name}: {error}") from None
     except UnicodeDecodeError:
         raise UserError(f"{name}: not UTF-8 text") from None
     except yaml.YAMLError as error:
@@ -161,3 +165,30 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
             )
         )
     return sources
+
+
+# An absolute http(s) URL with a plain host name (no user part, which can make a
+# link look like it goes to one host while it goes to another) and a path of URL
+# characters only: the value is written into pages, Markdown snippets and the
+# sitemap, so quotes, spaces, brackets and backslashes are refused rather than escaped.
+_SITE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~!$&*+,;=:@%/-]*)?")
+# A path on the same host: "/" then URL characters, never "//" (which a browser
+# reads as another host) and never a scheme such as javascript:.
+_SITE_PATH = re.compile(r"/([A-Za-z0-9._~!$&*+,;=:@%-][A-Za-z0-9._~!$&*+,;=:@%/-]*)?")
+
+
+def site_urls(config: Config) -> tuple[str, str | None]:
+    """(base path, base URL) of the site, checked; the path ends with "/" so links join."""
+    problems = Problems()
+    base_url = config.base_url
+    if base_url is not None and not _SITE_URL.fullmatch(base_url):
+        problems.add(
+            f"base_url (--base-url): {base_url!r} is not an absolute http:// or https:// URL"
+        )
+    base_path = config.base_path
+    if not _SITE_PATH.fullmatch(base_path):
+        problems.add(
+            f"base_path (--base-path): {base_path!r} is not a URL path such as / or /evals/"
+        )
+    problems.raise_if_any()
+    return base_path if base_path.endswith("/") else base_path + "/", base_url

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .errors import Problems, UserError
+from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers import json_loads
 from .stats.compare import Comparison, compare
 from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
@@ -79,7 +80,9 @@ def read_history(path: Path) -> list[Json]:
     problems = Problems()
     entries: list[Json] = []
     try:
-        lines = path.read_bytes().splitlines()
+        lines = read_limited(path, MAX_DOCUMENT_BYTES).splitlines()
+    except TooLarge as error:
+        raise UserError(f"--history: {path}: {error}") from None
     except OSError as error:
         raise UserError(f"--history: {path}: cannot read ({error.strerror})") from None
     for number, raw in enumerate(lines, start=1):

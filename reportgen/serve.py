@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from .build import Progress, build
 from .config import Config
 from .errors import UserError
+from .terminal import terminal_safe
 from .website.render import Theme
 
 Snapshot = dict[str, tuple[int, int]]
@@ -94,7 +95,7 @@ class PreviewServer:
         except UserError as error:
             # Keep serving the last good site; the user fixes the input and saves again.
             for line in error.problems:
-                print(f"reportgen: error: {line}", file=self.log)
+                print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
         return True
 
     def stop(self) -> None:
@@ -105,7 +106,10 @@ class PreviewServer:
 def serve(load: Callable[[], Config], port: int, log: TextIO, interval: float = 0.5) -> None:
     preview = PreviewServer(load, port, log)
     preview.start()
-    print(f"serving {preview.config.output} at {preview.url} (Ctrl-C to stop)", file=log)
+    print(
+        terminal_safe(f"serving {preview.config.output} at {preview.url} (Ctrl-C to stop)"),
+        file=log,
+    )
     try:
         while True:
             time.sleep(interval)

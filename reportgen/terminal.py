@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 
@@ -10,6 +11,52 @@ from .report import COVERAGE_NAMES, Report
 from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, SuiteInterval
 from .stats.headline import Headline
+
+# Characters that change how a terminal or a page shows the text after them: C0 and
+# C1 controls (ESC starts the terminal's escape sequences; CR rewrites a line), the
+# bidirectional formatting marks, and the Unicode line and paragraph separators.
+_UNSAFE_IN_TERMINAL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+)
+_BIDI_FORMATTING = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_ISOLATE_OPEN, _ISOLATE_CLOSE = "\u2066\u2067\u2068", "\u2069"
+
+
+def terminal_safe(text: str) -> str:
+    """Text for a terminal: each control or bidirectional mark spelled out as \\uXXXX.
+
+    Names and ids come from input files; printed raw, an escape sequence in one could
+    rewrite the screen or hide lines. Tabs and newlines stay (the output's own). The
+    spelled-out form is also valid inside a JSON string, so JSON output stays JSON.
+    """
+    return _UNSAFE_IN_TERMINAL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def has_bidi_marks(text: str) -> bool:
+    return _BIDI_FORMATTING.search(text) is not None
+
+
+def isolate_bidi(text: str) -> str:
+    """`text` unchanged, or, if it holds bidirectional formatting marks, wrapped in a
+    first-strong isolate (FSI ... PDI) so they cannot reorder the text around it.
+
+    A PDI closes every embedding and override opened after its isolate began
+    (Unicode UAX #9, rule X6a); a stray PDI inside the text, which would close the
+    wrapper early, is dropped, and isolates the text leaves open are closed.
+    """
+    if not has_bidi_marks(text):
+        return text
+    kept = []
+    depth = 0
+    for ch in text:
+        if ch in _ISOLATE_OPEN:
+            depth += 1
+        elif ch == _ISOLATE_CLOSE:
+            if depth == 0:
+                continue
+            depth -= 1
+        kept.append(ch)
+    return "\u2068" + "".join(kept) + _ISOLATE_CLOSE * (depth + 1)
 
 
 def percent(confidence: float) -> str:

@@ -25,6 +25,7 @@ import orjson
 import yaml
 
 from ..errors import Problems, UserError
+from ..limits import MAX_DOCUMENT_BYTES, MAX_YAML_BYTES, TooLarge, load_yaml, read_limited
 
 FORMATS = ("jsonl", "yaml", "tau-bench", "tau2-bench", "inspect")
 
@@ -467,12 +468,15 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
 
 def _yaml_document(path: Path, problems: Problems) -> Any:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig")
+    except TooLarge as error:
+        problems.add(f"{path}: {error}")
+        return None
     except UnicodeDecodeError:
         problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
         return None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -636,7 +640,10 @@ def _non_finite_paths(doc: Any) -> Iterator[tuple[str, str]]:
 
 def load_json_document(path: Path, problems: Problems) -> Any:
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, MAX_DOCUMENT_BYTES)
+    except TooLarge as error:
+        problems.add(f"{path}: {error}")
+        return None
     except OSError as error:
         problems.add(f"{path}: cannot read: {error.strerror}")
         return None

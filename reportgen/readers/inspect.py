@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
+from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
 from . import Source, Tally, json_loads, load_json_document, task_id_of
 
 ZIP_ZSTANDARD = 93
@@ -29,10 +30,24 @@ _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip loc
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, never more than the size the archive states for it.
+
+    The stated size is checked against MAX_MEMBER_BYTES before anything is
+    decompressed; holding decompression to it keeps a member that lies about
+    its size (a zip bomb) from growing past it.
+    """
+    too_large = _member_too_large(info)
+    if too_large is not None:
+        raise TooLarge(too_large)
     if info.compress_type != ZIP_ZSTANDARD:
-        return archive.read(info)
+        # zipfile stops at the stated size and checks the CRC, but read() without a
+        # size lets one step decompress up to 2 GiB before cutting it down.
+        with archive.open(info) as member:
+            return member.read(info.file_size + 1)
     import zstandard
 
+    if info.compress_size > MAX_MEMBER_BYTES:
+        raise TooLarge(f"is {size_text(info.compress_size)} compressed, over the member limit")
     fp = archive.fp
     assert fp is not None
     fp.seek(info.header_offset)
@@ -47,10 +62,36 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     reader = zstandard.ZstdDecompressor().stream_reader(
         io.BytesIO(compressed), read_across_frames=True
     )
-    data = reader.read()
+    data = reader.read(info.file_size + 1)
+    if len(data) > info.file_size:
+        raise zipfile.BadZipFile(f"decompresses to more than its stated {info.file_size} bytes")
     if zlib.crc32(data) != info.CRC:
         raise zipfile.BadZipFile("CRC check failed")
     return data
+
+
+def _member_too_large(info: zipfile.ZipInfo) -> str | None:
+    if info.file_size > MAX_MEMBER_BYTES:
+        return (
+            f"decompresses to {size_text(info.file_size)}; "
+            f"members are read up to {size_text(MAX_MEMBER_BYTES)}"
+        )
+    return None
+
+
+def _archive_too_large(path: Path, members: list[zipfile.ZipInfo]) -> str | None:
+    """Why the members to read are too large, one or all together; None when they are not."""
+    for info in members:
+        too_large = _member_too_large(info)
+        if too_large is not None:
+            return f"{path}: {info.filename}: {too_large}"
+    total = sum(info.file_size for info in members)
+    if total > MAX_ARCHIVE_BYTES:
+        return (
+            f"{path}: decompresses to {size_text(total)} in all; "
+            f"archives are read up to {size_text(MAX_ARCHIVE_BYTES)}"
+        )
+    return None
 
 
 def _scorer_names(header: dict[str, Any]) -> list[str]:
@@ -118,6 +159,10 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
             if not names:
                 problems.add(f"{path}: no samples/ members: the log holds no runs")
                 return
+            too_large = _archive_too_large(path, [members[n] for n in names])
+            if too_large is not None:
+                problems.add(too_large)
+                return
             for name in names:
                 # `truncated`, not `full`: stop after the first problem past the limit, so
                 # the report says it stopped (see load.read_jsonl).
@@ -136,6 +181,9 @@ def _member_json(
     where = f"{path}: {info.filename}"
     try:
         raw = _read_member(archive, info)
+    except TooLarge as error:
+        problems.add(f"{where}: {error}")
+        return None
     except (zipfile.BadZipFile, NotImplementedError, OSError, ValueError) as error:
         problems.add(f"{where}: cannot be extracted: {error}")
         return None

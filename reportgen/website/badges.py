@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 import yaml
 
 from ..report import Report, SetReport
-from ..terminal import percent
+from ..terminal import has_bidi_marks, isolate_bidi, percent
 
 # shields.io named colours, from worst to best.
 _COLOURS = ((0.9, "brightgreen"), (0.75, "green"), (0.5, "yellow"), (0.25, "orange"), (0.0, "red"))
@@ -98,6 +99,22 @@ class Snippets:
     model_index: str
 
 
+# Markdown punctuation that could start a link, an image, emphasis, code, HTML or an
+# entity; backslash-escaped, each shows as itself.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]()<>!#|&])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def markdown_text(text: str) -> str:
+    """A name for Markdown, shown as written and unable to change the markup around it.
+
+    A result set named `m](https://evil.example/phish) [x` would otherwise end the
+    badge's alt text and load its image from another host. Line breaks become
+    spaces (a new line could start a new block) and bidirectional marks are isolated.
+    """
+    return isolate_bidi(_MARKDOWN_PUNCTUATION.sub(r"\\\1", _CONTROL.sub(" ", text)))
+
+
 def _absolute(base_url: str | None, path: str) -> str:
     return f"{base_url.rstrip('/')}/{path}" if base_url else path
 
@@ -107,7 +124,7 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
     badge = _absolute(base_url, f"badges/{s.id}.svg")
     page = _absolute(base_url, s.page)
     k, level = report.k, percent(report.confidence)
-    markdown = f"[![reliability@{k}: {s.result_set.name}]({badge})]({page})"
+    markdown = f"[![reliability@{k}: {markdown_text(s.result_set.name)}]({badge})]({page})"
     p = s.lead
     name = f"reliability@{k} ({s.lead_label})"
     if p.low is not None and p.high is not None:
@@ -133,7 +150,10 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
             }
         ]
     }
-    model_index = yaml.safe_dump(entry, sort_keys=False, allow_unicode=True)
+    # Bidirectional marks in a name would reorder the YAML around them: then every
+    # character beyond ASCII is written as an escape, which YAML reads back the same.
+    plain = not has_bidi_marks(json.dumps(entry, ensure_ascii=False))
+    model_index = yaml.safe_dump(entry, sort_keys=False, allow_unicode=plain)
     return Snippets(markdown=markdown, model_index=model_index)
 
 
@@ -149,7 +169,7 @@ def snippets_markdown(report: Report, s: SetReport, base_url: str | None) -> byt
         )
     )
     text = (
-        f"# {s.result_set.name}\n{note}\n"
+        f"# {markdown_text(s.result_set.name)}\n{note}\n"
         f"## Badge (Markdown)\n\n{snip.markdown}\n\n"
         f"## Hugging Face model card (model-index)\n\n```yaml\n{snip.model_index}```\n"
     )

@@ -20,9 +20,10 @@ import altair as alt
 import numpy as np
 
 from ..history import TrendPoint
+from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import FloatArray
-from ..terminal import fixed, percent
+from ..terminal import fixed, percent, terminal_safe
 from .chart_engine import Converter, svg_batch
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
@@ -91,6 +92,29 @@ class _Datasets:
         return alt.Data(name=name)
 
 
+def chart_labels(texts: list[str]) -> list[str]:
+    """Labels for a chart's axis: short, printable and still one per text.
+
+    The renderer takes seconds to lay out a label of thousands of characters,
+    and aborts on control characters, so a label keeps MAX_CHART_LABEL
+    characters with the controls spelled out (tables show the whole text).
+    Texts that shorten to the same label get a number, so their rows stay apart.
+    """
+    labels: list[str] = []
+    seen: set[str] = set()
+    for text in texts:
+        label = terminal_safe(text)
+        if len(label) > MAX_CHART_LABEL:
+            label = label[: MAX_CHART_LABEL - 1] + "…"
+        candidate, n = label, 1
+        while candidate in seen:
+            n += 1
+            candidate = f"{label[: MAX_CHART_LABEL - 8]}… ({n})"
+        seen.add(candidate)
+        labels.append(candidate)
+    return labels
+
+
 _ID_ATTR = re.compile(r'\bid="([^"]+)"')
 
 
@@ -151,9 +175,10 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     k, level = s.estimates.k, percent(s.estimates.confidence)
     order = s.order_least_reliable()
     shown = order if len(order) <= FOREST_LIMIT else order[:FOREST_SHOWN]
+    labels = chart_labels([s.tasks[i].id for i in shown])
     rows = [
         {
-            "task": s.tasks[i].id,
+            "task": labels[rank],
             "rank": rank,
             "estimate": float(est.plugin[i]),
             "low": float(est.plugin_low[i]),
@@ -361,7 +386,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
     """reliability@k (plug-in, unbiased) and the pass rate at each build, with intervals."""
     datasets = _Datasets()
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
-    labels = [p.label for p in points]
+    labels = chart_labels([p.label for p in points])
     rows = []
     for order, p in enumerate(points):
         for series, interval in zip(names, (p.plugin, p.unbiased, p.pass_rate), strict=True):
@@ -369,7 +394,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
                 continue
             rows.append(
                 {
-                    "build": p.label,
+                    "build": labels[order],
                     "order": order,
                     "series": series,
                     "estimate": interval.estimate,
@@ -431,13 +456,14 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     datasets = _Datasets()
     k, level = report.k, percent(report.confidence)
     rows = []
-    for s in report.sets:
+    labels = chart_labels([s.result_set.name for s in report.sets])
+    for s, label in zip(report.sets, labels, strict=True):
         p = s.lead
         if p.estimate is None:
             continue
         rows.append(
             {
-                "set": f"{s.result_set.name} ({s.lead_label})",
+                "set": f"{label} ({s.lead_label})",
                 "estimate": p.estimate,
                 "low": p.estimate if p.low is None else p.low,
                 "high": p.estimate if p.high is None else p.high,
@@ -489,6 +515,16 @@ class SiteCharts:
     @property
     def count(self) -> int:
         return len(self.all())
+
+    def fit(self, report: Report) -> bool:
+        """Whether these charts cover exactly the report's pages (for a cached set)."""
+        trends = report.history.trends if report.history is not None else {}
+        return (
+            len(self.overview) == (1 if len(report.sets) > 1 else 0)
+            and self.by_set.keys() == {s.id for s in report.sets}
+            and self.by_comparison.keys() == {c.id for c in report.comparisons}
+            and self.by_trend.keys() == trends.keys()
+        )
 
 
 def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:

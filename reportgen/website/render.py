@@ -33,7 +33,7 @@ from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
 from ..readers import EXCLUDED, FAIL, PASS, TaskCounts
 from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_csv_rows
-from ..terminal import fixed, percent, percent1
+from ..terminal import fixed, isolate_bidi, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .chart import SiteCharts
@@ -61,6 +61,8 @@ class Theme:
         for flag, folder in (("--templates", templates), ("--content", content)):
             if folder is not None and not folder.is_dir():
                 raise UserError(f"{flag}: {folder} is not a folder")
+            if folder is not None:
+                _refuse_links(flag, folder)
         return cls(
             templates=[p for p in (templates, package_folder("templates")) if p is not None],
             content=[p for p in (content, package_folder("content")) if p is not None],
@@ -80,9 +82,24 @@ class Theme:
             base = folder / "assets"
             if base.is_dir():
                 for path in sorted(base.rglob("*")):
-                    if path.is_file():
+                    if path.is_file() and not path.is_symlink():
                         assets[path.relative_to(folder).as_posix()] = path
         return dict(sorted(assets.items()))
+
+
+def _refuse_links(flag: str, folder: Path) -> None:
+    """Refuse a symbolic link anywhere inside a user's theme folder.
+
+    Its files are copied into the site or rendered into pages; a link could
+    publish any file the build can read (a link to /etc/passwd was copied once).
+    """
+    for parent, folders, files in os.walk(folder):
+        for name in sorted([*folders, *files]):
+            path = Path(parent, name)
+            if path.is_symlink():
+                raise UserError(
+                    f"{flag}: {path} is a symbolic link; put the file itself in the folder"
+                )
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -98,6 +115,11 @@ def _safe_url(url: str | None) -> str | None:
     return None
 
 
+def _isolated(value: Any) -> Any:
+    # Markup (charts, rendered content) is the site's own HTML and left as it is.
+    return isolate_bidi(value) if type(value) is str else value
+
+
 def environment(theme: Theme) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(p)) for p in theme.templates]),
@@ -106,6 +128,9 @@ def environment(theme: Theme) -> jinja2.Environment:
         auto_reload=False,  # one build reads each template once; no stat per page
         trim_blocks=True,
         lstrip_blocks=True,
+        # Names and ids come from input files: one with bidirectional marks must
+        # not reorder the text around it on the page.
+        finalize=_isolated,
     )
     env.filters["f3"] = fixed
     env.filters["pct"] = percent

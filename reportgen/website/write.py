@@ -3,7 +3,8 @@
 A failed build (bad input, a template error, Ctrl-C) never touches the previous
 site. An existing output folder is replaced only if reportgen made it (it
 carries a marker file) or --force is given, so a mistyped --output cannot wipe
-someone's folder.
+someone's folder; and never, even with --force, when it holds an input of the
+build, the working folder or the home folder.
 """
 
 from __future__ import annotations
@@ -20,15 +21,37 @@ MARKER = ".reportgen-site"
 _MARKER_TEXT = b"This folder was written by reportgen; the next build replaces it whole.\n"
 
 
-def check_output(output: Path, force: bool) -> None:
-    """Refuse, before any work, to replace a folder reportgen did not create."""
-    if output.exists() and not output.is_dir():
+def check_output(output: Path, force: bool, inputs: Iterable[Path] = ()) -> Path:
+    """Refuse, before any work, to replace a folder that is not an old site.
+
+    Returns the folder to write: the target of `output` when it is a symbolic
+    link, so the link stays and the folder it names is replaced. `inputs` are
+    the files and folders the build reads; a folder holding one is never
+    replaced, --force or not, as replacing it would delete them.
+    """
+    if output.is_symlink() and not output.exists():
+        raise UserError(f"--output: {output} is a symbolic link to a folder that does not exist")
+    target = output.resolve()
+    if target.exists() and not target.is_dir():
         raise UserError(f"--output: {output} exists and is not a folder")
-    if output.is_dir() and any(output.iterdir()) and not (output / MARKER).exists() and not force:
+    cwd, home = Path.cwd().resolve(), Path.home().resolve()
+    if cwd.is_relative_to(target) or home.is_relative_to(target):
+        raise UserError(
+            f"--output: {output} is the working folder, the home folder or a folder above "
+            "them; give the site a folder of its own"
+        )
+    for path in inputs:
+        if path.resolve().is_relative_to(target):
+            raise UserError(
+                f"--output: {output} holds {path}, which this build reads; replacing the "
+                "folder would delete it, so give the site a folder of its own"
+            )
+    if target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists() and not force:
         raise UserError(
             f"--output: {output} is not empty and was not written by reportgen "
             f"(no {MARKER} file); pass --force to replace it"
         )
+    return target
 
 
 def _safe_relative(name: str) -> PurePosixPath:
@@ -43,10 +66,11 @@ def write_site(
     files: Iterable[tuple[str, bytes]],
     force: bool = False,
     on_file: Callable[[int], None] | None = None,
+    inputs: Iterable[Path] = (),
 ) -> tuple[int, int]:
     """Write every (relative path, bytes) and swap the result in. Returns (files, bytes)."""
-    check_output(output, force)
-    parent = output.absolute().parent
+    output = check_output(output, force, inputs)
+    parent = output.parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.building-", dir=parent))
     written: set[PurePosixPath] = set()
@@ -90,7 +114,7 @@ def _swap(staging: Path, output: Path) -> None:
     if not output.exists():
         staging.rename(output)
         return
-    retired = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.absolute().parent))
+    retired = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.parent))
     retired.rmdir()
     output.rename(retired)
     try:
