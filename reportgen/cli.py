@@ -15,7 +15,7 @@ from typing import NoReturn, TextIO
 
 from . import __version__
 from .build import build
-from .config import CONFIG_NAME, Config, load_config
+from .config import CONFIG_NAME, Config, confidence_extreme, load_config
 from .errors import UserError
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
 from .load import FORMATS, Source, load_sources
@@ -52,6 +52,9 @@ def _confidence(text: str) -> float:
         raise UserError(f"--confidence: {text!r} is not a number") from None
     if not 0.0 < value < 1.0:
         raise UserError(f"--confidence: must lie strictly between 0 and 1, got {text}")
+    extreme = confidence_extreme(value)
+    if extreme is not None:
+        raise UserError(f"--confidence: {extreme}")
     return value
 
 

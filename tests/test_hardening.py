@@ -51,3 +51,31 @@ def test_item2_k_beyond_the_worked_examples_runs_builds(tmp_path: Path) -> None:
     assert status == 0
     page = (site / "methodology.html").read_text()
     assert "this site uses k = 6" in page
+
+
+# ------------------------------------------------ item 9: tracebacks instead of a located error
+
+
+def errors_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The error lines of a command that must fail with exit status 2, no traceback."""
+    status, _ = run(argv)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("reportgen: error: ")]
+    assert lines, err
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("level", "message"),
+    [("0.9999999999999999", "too close to 1"), ("1.0e-300", "too close to 0")],
+)
+def test_item9_confidence_too_close_to_0_or_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], level: str, message: str
+) -> None:
+    assert message in errors_of(["estimate", "--suite", "3/5", "--confidence", level], capsys)[0]
+    config = tmp_path / "reportgen.yaml"
+    config.write_text(f"confidence: {level}\nresult_sets: [r.jsonl]\n")
+    (line,) = errors_of(["summary", "--config", str(config)], capsys)
+    assert f"{config}: confidence: " in line and message in line
