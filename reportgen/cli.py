@@ -18,7 +18,7 @@ from .build import build
 from .config import CONFIG_NAME, Config, confidence_extreme, load_config
 from .errors import UserError
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
-from .load import FORMATS, Source, load_sources
+from .load import FORMATS, Source, load_sources, unprintable
 from .report import build_report, summary_json
 from .serialize import estimate_json
 from .textout import estimate_text, summary_text
@@ -153,6 +153,9 @@ def _config_for(args: argparse.Namespace) -> Config:
     for flag in (*flags, "output", "templates", "content", "history"):
         value = getattr(args, flag, None)
         if value is not None:
+            problem = unprintable(value) if flag in flags else None
+            if problem is not None:
+                raise UserError(f"--{flag.replace('_', '-')}: {value!r} {problem}")
             setattr(config, flag, value)
     return config
 

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
-from .load import FORMATS, Source, did_you_mean
+from .load import FORMATS, Source, did_you_mean, unprintable
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -51,6 +51,10 @@ def _text(where: str, value: Any, problems: Problems) -> str | None:
         return None
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         problems.add(f"{where}: expected text")
+        return None
+    problem = unprintable(str(value))
+    if problem is not None:
+        problems.add(f"{where}: {str(value)!r} {problem}")
         return None
     return str(value)
 

@@ -12,7 +12,9 @@ class UserError(Exception):
     """Bad input or arguments. Each problem is one line naming where it is."""
 
     def __init__(self, problems: str | Iterable[str]) -> None:
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        lines = [problems] if isinstance(problems, str) else list(problems)
+        # One problem, one line: a file name holding a line break must not split it.
+        self.problems = [line.replace("\r", "\\r").replace("\n", "\\n") for line in lines]
         super().__init__("\n".join(self.problems))
 
 

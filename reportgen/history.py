@@ -26,7 +26,7 @@ import numpy as np
 from .compare import Comparison, compare
 from .errors import Problems, UserError
 from .estimate import SuiteInterval, estimate_suite, mean_with_t_interval
-from .load import json_loads
+from .load import json_loads, unprintable
 from .report import Report, SetReport
 from .serialize import Json, interval_json
 
@@ -107,6 +107,8 @@ def _entry_problem(entry: Any) -> str | None:
         return f"schema_version must be {SCHEMA_VERSION}"
     if not isinstance(entry.get("label"), str) or not entry["label"].strip():
         return "label: expected a non-empty string"
+    if unprintable(entry["label"]):
+        return f"label: {entry['label']!r} {unprintable(entry['label'])}"
     sets = entry.get("result_sets")
     if not isinstance(sets, list):
         return "result_sets: expected a list"
@@ -116,10 +118,14 @@ def _entry_problem(entry: Any) -> str | None:
         for key in ("suite", "model", "name"):
             if not isinstance(rs.get(key), str):
                 return f"result_sets[{i}].{key}: expected a string"
+            if unprintable(rs[key]):
+                return f"result_sets[{i}].{key}: {rs[key]!r} {unprintable(rs[key])}"
         tasks = rs.get("tasks")
         if not isinstance(tasks, dict):
             return f"result_sets[{i}].tasks: expected an object of task id to [successes, runs]"
         for task, counts in tasks.items():
+            if unprintable(task):
+                return f"result_sets[{i}].tasks: task id {task!r} {unprintable(task)}"
             ok = (
                 isinstance(counts, list)
                 and len(counts) == 2

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -152,7 +153,9 @@ class Tally:
     def where(self, position: int | str) -> str:
         return position if isinstance(position, str) else self.locate(position)
 
-    def _tasks(self, suite: str | None, model: str | None) -> dict[str, _TaskTally]:
+    def _tasks(
+        self, suite: str | None, model: str | None, position: int | str
+    ) -> dict[str, _TaskTally]:
         # The config's suite and model win over the file's; the file name is the last resort.
         key = (
             self.source.suite or suite or self.source.path.stem,
@@ -161,7 +164,15 @@ class Tally:
         tasks = self.groups.get(key)
         if tasks is None:
             tasks = self.groups[key] = {}
+            for what, name in zip(("suite", "model"), key, strict=True):
+                self._check_text(position, what, name)
         return tasks
+
+    def _check_text(self, position: int | str, what: str, text: str) -> None:
+        """A located problem when an id or name holds a character no page can show."""
+        problem = unprintable(text)
+        if problem is not None:
+            self.problems.add(f"{self.where(position)}: {what} {text!r} {problem}")
 
     def add_run(
         self,
@@ -178,11 +189,12 @@ class Tally:
         if self._last_key == (suite, model):
             tasks = self._last_tasks
         else:
-            tasks = self._last_tasks = self._tasks(suite, model)
+            tasks = self._last_tasks = self._tasks(suite, model, position)
             self._last_key = (suite, model)
         tally = tasks.get(task)
         if tally is None:
             tally = tasks[task] = _TaskTally()
+            self._check_text(position, "task id", task)
         if run is not None:
             ids, positions = tally.run_ids, tally.positions
             if ids is None or positions is None:
@@ -197,7 +209,8 @@ class Tally:
                 positions.append(position)
             else:
                 tally.positions = _append(positions, position)
-        if category is not None:
+        if category is not None and category != tally.category:
+            self._check_text(position, "category", category)
             tally.category = category
         if url is not None:
             tally.urls[len(tally.codes)] = url
@@ -216,7 +229,10 @@ class Tally:
         excluded: int = 0,
     ) -> None:
         """A task given as counts only (the YAML suite file): no runs, no run order."""
-        tally = self._tasks(suite, model)[task] = _TaskTally()
+        tally = self._tasks(suite, model, where)[task] = _TaskTally()
+        self._check_text(where, "task id", task)
+        if category is not None:
+            self._check_text(where, "category", category)
         tally.category = category
         tally.counts_only = (successes, runs, excluded)
 
@@ -293,6 +309,27 @@ def task_id_of(value: Any) -> str | None:
     if isinstance(value, str) and value.strip():
         return value
     return None
+
+
+#: Characters no id, name or label may hold: controls (NUL, newline, escape, ...), which
+#: broke the chart converter and split messages; lone surrogates, which cannot be
+#: written as UTF-8; and the noncharacters U+FFFE and U+FFFF.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def unprintable(text: str) -> str | None:
+    """Why text cannot be shown as an id or a name (its first bad character), or None."""
+    found = _UNPRINTABLE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    if "\ud800" <= char <= "\udfff":
+        kind = "a lone surrogate, which is not valid Unicode"
+    elif char in "\ufffe\uffff":
+        kind = "a Unicode noncharacter"
+    else:
+        kind = "a control character"
+    return f"holds U+{ord(char):04X}, {kind}; ids and names must be printable text"
 
 
 def _passed(value: Any) -> tuple[bool, bool | None]:

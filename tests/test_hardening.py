@@ -79,3 +79,73 @@ def test_item9_confidence_too_close_to_0_or_1(
     config.write_text(f"confidence: {level}\nresult_sets: [r.jsonl]\n")
     (line,) = errors_of(["summary", "--config", str(config)], capsys)
     assert f"{config}: confidence: " in line and message in line
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("runs.jsonl", '{"task": "\\ud800", "passed": true}\n', "runs.jsonl:1: task id"),
+        ("tau.json", '[{"task_id": "\\ud800", "trial": 0, "reward": 1}]', "tau.json: [0]: task id"),
+        ("suite.yaml", 'tasks:\n  - {id: "\\ud800", successes: 1, runs: 2}\n', "tasks[0]: task id"),
+        ("model.jsonl", '{"task": "a", "model": "m\\udfff", "passed": true}\n', ":1: model"),
+    ],
+)
+def test_item9_lone_surrogates_are_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, where: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    (line,) = errors_of(["summary", str(path)], capsys)
+    assert where in line and "lone surrogate" in line
+
+
+def test_item9_nul_in_a_task_id_or_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a\\u0000b", "passed": true}\n{"task": "c", "passed": true}\n')
+    site = tmp_path / "site"
+    (line,) = errors_of(["build", str(runs), "-o", str(site), "--no-cache"], capsys)
+    assert "runs.jsonl:1: task id 'a\\x00b' holds U+0000, a control character" in line
+    assert not site.exists()
+    runs.write_text('{"task": "a", "passed": true}\n')
+    history = ["--history", str(tmp_path / "history.jsonl")]
+    (line,) = errors_of(["build", str(runs), "-o", str(site), *history, "--label", "a\0b"], capsys)
+    assert line.startswith("reportgen: error: --label: 'a\\x00b' holds U+0000")
+    config = tmp_path / "reportgen.yaml"
+    config.write_text('label: "a\\0b"\nresult_sets: [runs.jsonl]\n')
+    (line,) = errors_of(["build", "--config", str(config)], capsys)
+    assert f"{config}: label: 'a\\x00b' holds U+0000" in line
+
+
+def test_item9_nul_in_a_rebuild_keeps_serve_running(tmp_path: Path) -> None:
+    from reportgen.config import Config
+    from reportgen.load import Source
+    from reportgen.serve import PreviewServer
+
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    config = Config(output=tmp_path / "site", result_sets=[Source(runs)])
+    log = io.StringIO()
+    preview = PreviewServer(lambda: config, 0, log)
+    preview.start()
+    try:
+        before = (tmp_path / "site" / "report.json").read_bytes()
+        runs.write_text('{"task": "a\\u0000", "passed": true, "run": 1}\n')
+        assert preview.check_once()
+        assert "holds U+0000" in log.getvalue()
+        assert (tmp_path / "site" / "report.json").read_bytes() == before
+    finally:
+        preview.stop()
+
+
+# ------------------------------------------------ item 10: silently wrong
+
+
+def test_item10_file_name_with_a_newline_stays_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "we\nird"
+    folder.mkdir()
+    (line,) = errors_of(["summary", str(folder / "runs.jsonl")], capsys)
+    assert line.endswith("we\\nird/runs.jsonl: no such file")
