@@ -8,12 +8,12 @@ by suite and model.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import UserError
+from .load import json_loads
 
 
 def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
@@ -22,9 +22,11 @@ def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
     if not file.exists():
         raise UserError(f"{flag}: {file}: no such file (give a built site or its report.json)")
     try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        doc = json_loads(file.read_bytes())
+    except (UnicodeDecodeError, ValueError) as error:
         raise UserError(f"{flag}: {file}: not a report.json ({error})") from None
+    except OSError as error:
+        raise UserError(f"{flag}: {file}: cannot read ({error.strerror})") from None
     if not isinstance(doc, dict) or doc.get("schema_version") != 1:
         raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1)")
     sets = doc.get("result_sets")

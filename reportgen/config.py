@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
-from .load import FORMATS, Source, did_you_mean, unprintable
+from .load import FORMATS, TOO_DEEP, Source, did_you_mean, unprintable
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -104,6 +104,8 @@ def load_config(path: Path) -> Config:
         doc = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
         raise UserError(f"{name}: not UTF-8 text") from None
+    except RecursionError:
+        raise UserError(f"{name}: not valid YAML: {TOO_DEEP}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -69,7 +69,10 @@ def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].rstrip() == "---":
-            meta = yaml.safe_load("".join(lines[1:i])) or {}
+            try:
+                meta = yaml.safe_load("".join(lines[1:i])) or {}
+            except RecursionError:
+                raise ValueError("nested too deeply to read") from None
             if not isinstance(meta, dict):
                 raise ValueError("front matter must be a mapping")
             return "".join(lines[i + 1 :]), meta, i + 1

@@ -353,13 +353,28 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: Said of a document nested deeper than Python's parsers can recurse.
+TOO_DEEP = "nested too deeply to read"
+
+
 def json_loads(text: str | bytes) -> Any:
-    """json.loads that refuses NaN and Infinity, which Python accepts by default."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """json.loads that refuses NaN and Infinity, which Python accepts by default,
+    and says ValueError for a document too deeply nested to parse."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
 
 
 def _describe(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
+    try:
+        text = (
+            json.dumps(value)
+            if not isinstance(value, float) or math.isfinite(value)
+            else str(value)
+        )
+    except RecursionError:
+        text = f"a {type(value).__name__} {TOO_DEEP}"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -510,6 +525,9 @@ def _yaml_document(path: Path, problems: Problems) -> Any:
         return None
     try:
         return yaml.safe_load(text)
+    except RecursionError:
+        problems.add(f"{path}: not valid YAML: {TOO_DEEP}")
+        return None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -700,6 +718,8 @@ def load_json_document(path: Path, problems: Problems) -> Any:
         problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
     except json.JSONDecodeError as error:
         problems.add(f"{path}:{error.lineno}: not valid JSON: {_json_reason(error)}")
+    except RecursionError:
+        problems.add(f"{path}: not valid JSON: {TOO_DEEP}")
     except ValueError as error:
         problems.add(f"{path}: not valid JSON: {error}")
     return None

@@ -149,3 +149,44 @@ def test_item10_file_name_with_a_newline_stays_one_line(
     folder.mkdir()
     (line,) = errors_of(["summary", str(folder / "runs.jsonl")], capsys)
     assert line.endswith("we\\nird/runs.jsonl: no such file")
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "text"),
+    [
+        ("runs.jsonl", [], '{"task": ' + _deep(100_000) + ', "passed": true}\n'),
+        ("tau.json", ["--input-format", "tau-bench"], _deep(100_000)),
+        ("tau2.json", ["--input-format", "tau2-bench"], '{"simulations": ' + _deep(100_000) + "}"),
+        ("log.json", ["--input-format", "inspect"], '{"eval": ' + _deep(100_000) + "}"),
+        ("suite.yaml", [], "tasks: " + _deep(100_000)),
+    ],
+)
+def test_item9_100000_deep_json_or_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, argv: list[str], text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    (line,) = errors_of(["summary", str(path), *argv], capsys)
+    assert str(path) in line and "nested too deeply" in line
+
+
+def test_item9_100000_deep_config_history_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "reportgen.yaml"
+    config.write_text("result_sets: " + _deep(100_000))
+    assert "nested too deeply" in errors_of(["summary", "--config", str(config)], capsys)[0]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    history = tmp_path / "history.jsonl"
+    history.write_text('{"schema_version": 1, "result_sets": ' + _deep(100_000) + "}\n")
+    argv = ["build", str(runs), "-o", str(tmp_path / "site"), "--history", str(history)]
+    assert f"{history}:1: " in errors_of(argv, capsys)[0]
+    report = tmp_path / "report.json"
+    report.write_text(_deep(100_000))
+    (line,) = errors_of(["check", str(report), "--min-reliability", "0.5"], capsys)
+    assert str(report) in line and "nested too deeply" in line
