@@ -15,10 +15,10 @@ from typing import NoReturn, TextIO
 
 from . import __version__
 from .build import build
-from .config import CONFIG_NAME, Config, confidence_extreme, load_config
+from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
 from .errors import UserError
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
-from .load import FORMATS, Source, load_sources, unprintable
+from .load import FORMATS, MAX_COUNT, Source, load_sources, unprintable
 from .report import build_report, summary_json
 from .serialize import estimate_json
 from .textout import estimate_text, summary_text
@@ -35,13 +35,16 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see {self.prog} --help)")
 
 
-def _whole_number(flag: str, text: str, minimum: int) -> int:
+def _whole_number(flag: str, text: str, minimum: int, maximum: int = MAX_COUNT) -> int:
     try:
         value = int(text, 10)
     except ValueError:
         raise UserError(f"{flag}: {text!r} is not a whole number") from None
     if value < minimum:
         raise UserError(f"{flag}: must be at least {minimum}, got {value}")
+    if value > maximum:
+        # Beyond 64-bit integers numpy raised OverflowError with a traceback.
+        raise UserError(f"{flag}: must be at most {maximum:,}, got {value}")
     return value
 
 
@@ -64,6 +67,8 @@ def _suite_item(position: int, text: str) -> tuple[int, int]:
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
         raise UserError(f"{where}: {text!r} is not SUCCESSES/RUNS (for example 16/20)")
     successes, runs = int(parts[0]), int(parts[1])
+    if runs > MAX_COUNT:
+        raise UserError(f"{where}: {text!r} has more than {MAX_COUNT:,} runs")
     if runs < 1:
         raise UserError(f"{where}: {text!r} has no runs; RUNS must be at least 1")
     if successes > runs:
@@ -85,7 +90,7 @@ def _add_estimate_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
-    k = _whole_number("-k", args.k, 1)
+    k = _whole_number("-k", args.k, 1, MAX_K)
     confidence = _confidence(args.confidence)
     if args.suite:
         if args.successes is not None or args.runs is not None:
@@ -146,7 +151,7 @@ def _config_for(args: argparse.Namespace) -> Config:
             Source(path=path, format=args.input_format, scorer=args.scorer) for path in args.files
         ]
     if args.k is not None:
-        config.k = _whole_number("-k", args.k, 1)
+        config.k = _whole_number("-k", args.k, 1, MAX_K)
     if args.confidence is not None:
         config.confidence = _confidence(args.confidence)
     flags = ("title", "description", "base_url", "base_path", "label")
@@ -240,7 +245,7 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from .analyze import comparison_text, run_compare
     from .compare import comparison_json
 
-    k = _whole_number("-k", args.k, 1)
+    k = _whole_number("-k", args.k, 1, MAX_K)
     confidence = _confidence(args.confidence)
     a, b, cmp = run_compare(args.a, args.b, k, confidence)
     if args.format == "json":

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
-from .load import FORMATS, TOO_DEEP, Source, did_you_mean, unprintable
+from .load import FORMATS, Source, did_you_mean, unprintable, yaml_load
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -86,9 +86,17 @@ def check_confidence(where: str, value: Any, problems: Problems) -> float | None
     return float(value)
 
 
+#: The largest k: the estimates are checked against exact arithmetic up to k = n =
+#: 1,000,000, and a k beyond 64-bit integers crashed numpy.
+MAX_K = 10**6
+
+
 def check_k(where: str, value: Any, problems: Problems) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         problems.add(f"{where}: expected a whole number of at least 1, got {value!r}")
+        return None
+    if value > MAX_K:
+        problems.add(f"{where}: must be at most {MAX_K:,}, got {value}")
         return None
     return value
 
@@ -101,11 +109,11 @@ def load_config(path: Path) -> Config:
     if path.is_dir():
         raise UserError(f"{name}: is a directory; expected {CONFIG_NAME}")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        doc = yaml_load(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:
         raise UserError(f"{name}: not UTF-8 text") from None
-    except RecursionError:
-        raise UserError(f"{name}: not valid YAML: {TOO_DEEP}") from None
+    except ValueError as error:
+        raise UserError(f"{name}: not valid YAML: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -47,6 +47,7 @@ from .estimate import (
     normal_quantile,
     t_quantile,
 )
+from .load import yaml_load
 from .planner import Plan, plan, wilson_halfwidth
 from .textout import bracket, fixed, percent
 from .variance import (
@@ -69,10 +70,7 @@ def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].rstrip() == "---":
-            try:
-                meta = yaml.safe_load("".join(lines[1:i])) or {}
-            except RecursionError:
-                raise ValueError("nested too deeply to read") from None
+            meta = yaml_load("".join(lines[1:i])) or {}
             if not isinstance(meta, dict):
                 raise ValueError("front matter must be a mapping")
             return "".join(lines[i + 1 :]), meta, i + 1

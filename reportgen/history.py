@@ -26,7 +26,7 @@ import numpy as np
 from .compare import Comparison, compare
 from .errors import Problems, UserError
 from .estimate import SuiteInterval, estimate_suite, mean_with_t_interval
-from .load import json_loads, unprintable
+from .load import MAX_COUNT, json_loads, unprintable
 from .report import Report, SetReport
 from .serialize import Json, interval_json
 
@@ -131,10 +131,13 @@ def _entry_problem(entry: Any) -> str | None:
                 and len(counts) == 2
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in counts)
                 and 0 <= counts[0] <= counts[1]
-                and counts[1] >= 1
+                and 1 <= counts[1] <= MAX_COUNT
             )
             if not ok:
-                return f"result_sets[{i}].tasks[{task!r}]: expected [successes, runs]"
+                return (
+                    f"result_sets[{i}].tasks[{task!r}]: expected [successes, runs] "
+                    f"with 0 <= successes <= runs and 1 <= runs <= {MAX_COUNT:,}"
+                )
         if not isinstance(rs.get("reliability_at_k"), dict):
             return f"result_sets[{i}].reliability_at_k: missing"
     return None

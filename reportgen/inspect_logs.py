@@ -110,6 +110,9 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
             header = _member_json(archive, members["header.json"], path, problems)
             if header is None:
                 return
+            if not isinstance(header, dict):
+                problems.add(f"{path}: header.json: expected an object with the eval's header")
+                return
             scorer = _choose_scorer(path, header, source.scorer, problems)
             if scorer is None:
                 return

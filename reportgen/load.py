@@ -35,6 +35,11 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
 REWARD_TOLERANCE = 1e-6
 
+#: The most runs one task may have. Larger counts (in a YAML suite, a history or a
+#: report) overflowed numpy's 64-bit integers with a traceback; no eval runs a
+#: task a billion times.
+MAX_COUNT = 10**9
+
 
 # ---------------------------------------------------------------- the model
 
@@ -517,6 +522,18 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
 # ---------------------------------------------------------------- YAML suite file
 
 
+def yaml_load(text: str) -> Any:
+    """yaml.safe_load; every way it can fail on bad text raises YAMLError or ValueError."""
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    except (TypeError, AttributeError, OverflowError) as error:
+        # PyYAML's constructors fail like this on malformed tagged values such as
+        # !!timestamp "x" (ValueError, for !!float "abc", passes through as it is).
+        raise ValueError(f"a tagged value cannot be read ({error})") from None
+
+
 def _yaml_document(path: Path, problems: Problems) -> Any:
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -524,9 +541,9 @@ def _yaml_document(path: Path, problems: Problems) -> Any:
         problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
         return None
     try:
-        return yaml.safe_load(text)
-    except RecursionError:
-        problems.add(f"{path}: not valid YAML: {TOO_DEEP}")
+        return yaml_load(text)
+    except ValueError as error:
+        problems.add(f"{path}: not valid YAML: {error}")
         return None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -631,6 +648,9 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
     excluded = _count(item.get("excluded", 0))
     if runs < 1:
         problems.add(f"{where}.runs: must be at least 1, got {runs}")
+    elif runs > MAX_COUNT or (excluded is not None and excluded > MAX_COUNT):
+        key = "runs" if runs > MAX_COUNT else "excluded"
+        problems.add(f"{where}.{key}: must be at most {MAX_COUNT:,}, got {item[key]}")
     elif successes < 0:
         problems.add(f"{where}.successes: must not be negative, got {successes}")
     elif successes > runs:

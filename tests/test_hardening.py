@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,73 @@ def test_item9_100000_deep_config_history_and_report(
     report.write_text(_deep(100_000))
     (line,) = errors_of(["check", str(report), "--min-reliability", "0.5"], capsys)
     assert str(report) in line and "nested too deeply" in line
+
+
+@pytest.mark.parametrize("header", [[1, 2], "a string", 5])
+def test_item9_eval_header_json_that_is_not_an_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], header: object
+) -> None:
+    log = tmp_path / "run.eval"
+    with zipfile.ZipFile(log, "w") as archive:
+        archive.writestr("header.json", json.dumps(header))
+        sample = {"id": 1, "epoch": 1, "scores": {"s": {"value": "C"}}}
+        archive.writestr("samples/1_epoch_1.json", json.dumps(sample))
+    (line,) = errors_of(["summary", str(log)], capsys)
+    assert line.endswith(f"{log}: header.json: expected an object with the eval's header")
+
+
+BIG = str(10**20)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["estimate", "--successes", "1", "--runs", BIG], "--runs: must be at most 1,000,000,000"),
+        (["estimate", "--suite", f"1/{BIG}"], "has more than 1,000,000,000 runs"),
+        (["estimate", "--suite", "1/5", "-k", BIG], "-k: must be at most 1,000,000"),
+        (["estimate", "--suite", "1/5", "-k", "1e20"], "-k: '1e20' is not a whole number"),
+        (["plan", "--target-halfwidth", "0.1", "--tasks", BIG], "--tasks: must be at most"),
+    ],
+)
+def test_item9_integers_beyond_int64_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    assert message in errors_of(argv, capsys)[0]
+
+
+def test_item9_integers_beyond_int64_in_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"tasks:\n  - {{id: a, successes: 1, runs: {10**30}}}\n")
+    (line,) = errors_of(["summary", str(suite)], capsys)
+    assert line.endswith(f"{suite}: tasks[0].runs: must be at most 1,000,000,000, got {10**30}")
+    suite.write_text("tasks:\n  - {id: a, successes: 1, runs: " + "9" * 5000 + "}\n")
+    (line,) = errors_of(["summary", str(suite)], capsys)
+    assert f"{suite}: not valid YAML: Exceeds the limit" in line
+    config = tmp_path / "reportgen.yaml"
+    config.write_text(f"k: {BIG}\nresult_sets: [suite.yaml]\n")
+    (line,) = errors_of(["summary", "--config", str(config)], capsys)
+    assert line.endswith(f"{config}: k: must be at most 1,000,000, got {BIG}")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    history = tmp_path / "history.jsonl"
+    entry = {"schema_version": 1, "label": "x", "result_sets": [{"suite": "runs", "model": ""}]}
+    entry["result_sets"][0].update(name="runs", tasks={"a": [1, 10**20]}, reliability_at_k={})
+    history.write_text(json.dumps(entry) + "\n")
+    argv = ["build", str(runs), "-o", str(tmp_path / "site"), "--history", str(history)]
+    (line,) = errors_of(argv, capsys)
+    assert f"{history}:1: result_sets[0].tasks['a']: expected [successes, runs]" in line
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['!!timestamp "x"', "2020-13-45 10:00:00", '!!float "abc"', '!!int "0x"'],
+)
+def test_item9_malformed_yaml_tags_are_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"tasks:\n  - {{id: {value}, successes: 1, runs: 2}}\n")
+    (line,) = errors_of(["summary", str(suite)], capsys)
+    assert f"{suite}: not valid YAML: " in line
