@@ -48,7 +48,7 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
     path_text, _, wanted = spec.partition("#")
     path = Path(path_text)
     if _is_report(path):
-        doc = read_report(path, flag)
+        doc = read_report(path, flag, tasks=True)
         candidates = {
             rs["id"]: NamedCounts(
                 rs["name"],

@@ -681,6 +681,7 @@ def _did_you_mean(key: str, known: set[str] | tuple[str, ...]) -> str:
 
 
 did_you_mean = _did_you_mean
+describe = _describe
 
 
 # ---------------------------------------------------------------- τ-bench and τ²-bench

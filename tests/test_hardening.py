@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -261,3 +263,68 @@ def test_item9_malformed_yaml_tags_are_located(
     suite.write_text(f"tasks:\n  - {{id: {value}, successes: 1, runs: 2}}\n")
     (line,) = errors_of(["summary", str(suite)], capsys)
     assert f"{suite}: not valid YAML: " in line
+
+
+@pytest.fixture(scope="module")
+def small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("small")
+    runs = folder / "runs.jsonl"
+    lines = [json.dumps({"task": f"t{i % 3}", "passed": i % 2 == 0}) for i in range(12)]
+    runs.write_text("\n".join(lines) + "\n")
+    assert run(["build", str(runs), "-o", str(folder / "site"), "--no-cache"])[0] == 0
+    return folder / "site"
+
+
+def _broken(site: Path, tmp_path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    doc = json.loads((site / "report.json").read_text())
+    change(doc)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _set(doc: dict[str, Any]) -> dict[str, Any]:
+    first: dict[str, Any] = doc["result_sets"][0]
+    return first
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda d: _set(d)["reliability_at_k"]["plugin"].update(estimate="abc"),
+            'result_sets[0].reliability_at_k.plugin.estimate: expected a number or null, got "abc"',
+        ),
+        (lambda d: d.pop("k"), "k: expected a whole number from 1 to 1,000,000, got null"),
+        (lambda d: d.update(k=True), "k: expected a whole number from 1 to 1,000,000, got true"),
+        (lambda d: _set(d).pop("tasks"), "result_sets[0].tasks: expected a non-empty list"),
+        (
+            lambda d: _set(d)["tasks"][0].update(successes=99),
+            "result_sets[0].tasks[0].successes: expected a whole number from 0 to runs (4)",
+        ),
+        (lambda d: d.update(confidence="high"), "confidence: expected a number between 0 and 1"),
+    ],
+    ids=["estimate-abc", "no-k", "k-true", "no-tasks", "successes>runs", "confidence"],
+)
+def test_item9_malformed_report_json_in_check_and_compare(
+    small_site: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: Callable[[dict[str, Any]], None],
+    message: str,
+) -> None:
+    bad = _broken(small_site, tmp_path, change)
+    commands = [["compare", str(bad), str(small_site)]]
+    if "tasks" not in message:  # check reads no per-task counts
+        commands.append(["check", str(bad), "--min-reliability", "0.5"])
+        commands.append(["check", str(small_site), "--baseline", str(bad), "--max-drop", "0.1"])
+    for argv in commands:
+        (line,) = errors_of(argv, capsys)
+        assert line.endswith(f"{bad}: {message}") or f"{bad}: {message}" in line, line
+
+
+def test_item9_nan_k_in_report_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "report.json"
+    report.write_text('{"schema_version": 1, "k": NaN, "confidence": 0.95, "result_sets": []}')
+    (line,) = errors_of(["check", str(report), "--min-reliability", "0.5"], capsys)
+    assert "reliability@nan" not in line and "NaN is not valid JSON" in line
