@@ -14,7 +14,7 @@ from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
 from .chart import SiteCharts, make_charts
 from .config import Config
-from .errors import UserError
+from .errors import UserError, os_reason
 from .history import default_label, read_history, with_history
 from .load import Loaded, load_sources
 from .render import SiteOptions, Theme, render_site
@@ -204,12 +204,19 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
 
     files = render_site(report, charts, job.theme, job.options)
     total_pages = 4 + sum(1 + len(s.tasks) for s in report.sets)
-    written, size = write_site(
-        config.output,
-        files,
-        force=job.force,
-        on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
-    )
+    try:
+        written, size = write_site(
+            config.output,
+            files,
+            force=job.force,
+            on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
+        )
+    except OSError as error:
+        # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
+        # build swapping in the same folder: write_site has already removed its staging.
+        raise UserError(
+            f"--output: {config.output}: cannot write the site: {os_reason(error)}"
+        ) from None
     progress.clear()
     state = _site_state(config.output)
     if cache is not None:

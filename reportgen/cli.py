@@ -16,7 +16,7 @@ from typing import NoReturn, TextIO
 from . import __version__
 from .build import build
 from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
-from .errors import UserError
+from .errors import UserError, os_reason
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
 from .load import FORMATS, MAX_COUNT, Source, load_sources, unprintable
 from .report import build_report, summary_json
@@ -478,6 +478,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except UserError as error:
         for line in error.problems:
             print(f"reportgen: error: {line}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as error:
+        # The system refused something (a busy port, an unreadable folder): not a bug,
+        # so one line saying what and where, as for bad input.
+        print(f"reportgen: error: {os_reason(error)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("reportgen: interrupted", file=sys.stderr)

@@ -18,6 +18,13 @@ class UserError(Exception):
         super().__init__("\n".join(self.problems))
 
 
+def os_reason(error: OSError) -> str:
+    """What the system said, and about which path when it is not the one named already."""
+    reason = error.strerror or str(error)
+    paths = [str(p) for p in (error.filename, error.filename2) if p is not None]
+    return f"{reason} ({' -> '.join(paths)})" if paths else reason
+
+
 class Problems:
     """Collects located problems, up to MAX_PROBLEMS, then raises them together."""
 

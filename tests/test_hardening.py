@@ -3,8 +3,18 @@ traceback or a silently wrong answer. One regression test per item, named after 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -328,3 +338,161 @@ def test_item9_nan_k_in_report_json(tmp_path: Path, capsys: pytest.CaptureFixtur
     report.write_text('{"schema_version": 1, "k": NaN, "confidence": 0.95, "result_sets": []}')
     (line,) = errors_of(["check", str(report), "--min-reliability", "0.5"], capsys)
     assert "reliability@nan" not in line and "NaN is not valid JSON" in line
+
+
+# ------------------------------------------------ item 9: the system says no
+
+
+def test_item9_output_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    (line,) = errors_of(["build", str(runs), "-o", "/dev/null/x", "--no-cache"], capsys)
+    assert line.startswith("reportgen: error: --output: /dev/null/x: cannot write the site: ")
+
+
+def test_item9_dangling_symlink_as_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    link = tmp_path / "site"
+    link.symlink_to(tmp_path / "nowhere")
+    (line,) = errors_of(["build", str(runs), "-o", str(link), "--no-cache"], capsys)
+    assert f"--output: {link}: cannot write the site: " in line
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl", "site"]
+
+
+def _previous_site(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    site = tmp_path / "site"
+    assert run(["build", str(runs), "-o", str(site), "--no-cache"])[0] == 0
+    runs.write_text('{"task": "a", "passed": false}\n{"task": "b", "passed": true}\n')
+    files = {str(p): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    return runs, site, files
+
+
+def test_item9_disk_full_leaves_previous_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs, site, before = _previous_site(tmp_path)
+    from reportgen import write
+
+    write_file = write._write_file
+    written: list[str] = []
+
+    def fills_up(path: str, data: bytes) -> None:
+        if len(written) == 3:  # a few files fit, then the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written.append(path)
+        write_file(path, data)
+
+    monkeypatch.setattr(write, "_write_file", fills_up)
+    (line,) = errors_of(["build", str(runs), "-o", str(site), "--no-cache"], capsys)
+    assert line.endswith(f"--output: {site}: cannot write the site: No space left on device")
+    assert {str(p): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl", "site"]
+
+
+def test_item9_two_builds_into_one_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs, site, before = _previous_site(tmp_path)
+    from reportgen import write
+
+    def other_build_won(staging: Path, output: Path) -> None:
+        # What a rename sees when another build swapped its folder in first.
+        raise OSError(
+            errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), str(staging), None, str(output)
+        )
+
+    monkeypatch.setattr(write, "_swap", other_build_won)
+    (line,) = errors_of(["build", str(runs), "-o", str(site), "--no-cache"], capsys)
+    assert f"--output: {site}: cannot write the site: Directory not empty" in line
+    assert {str(p): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+
+
+def test_item9_busy_serve_port(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        argv = ["serve", str(runs), "-o", str(tmp_path / "site"), "--port", str(port)]
+        (line,) = errors_of(argv, capsys)
+    assert f"--port: cannot serve on 127.0.0.1:{port}: Address already in use" in line
+    assert not (tmp_path / "site").exists()
+
+
+def test_item9_serve_get_nul(tmp_path: Path) -> None:
+    from reportgen.config import Config
+    from reportgen.load import Source
+    from reportgen.serve import PreviewServer
+
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n')
+    config = Config(output=tmp_path / "site", result_sets=[Source(runs)])
+    preview = PreviewServer(lambda: config, 0, io.StringIO())
+    preview.start()
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            with pytest.raises(urllib.error.HTTPError) as failure:
+                urllib.request.urlopen(preview.url + "%00", timeout=10)
+            with urllib.request.urlopen(preview.url, timeout=10) as page:
+                assert page.status == 200
+    finally:
+        preview.stop()
+    assert failure.value.code == 404
+    assert "Traceback" not in errors.getvalue()
+
+
+def _interrupted(argv: list[str], wait_for: Path | None, delay: float, env: dict[str, str]) -> str:
+    """Start a command in its own process group, Ctrl-C the group, return its stderr."""
+    process = subprocess.Popen(
+        argv, stderr=subprocess.PIPE, start_new_session=True, env={**os.environ, **env}
+    )
+    deadline = time.monotonic() + 60
+    while wait_for is not None and not wait_for.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    return err.decode()
+
+
+def test_item9_ctrl_c_during_start_up(tmp_path: Path) -> None:
+    command = Path(sys.executable).parent / "reportgen"
+    err = _interrupted([str(command), "estimate", "--suite", "1/2"], None, 0.3, {})
+    assert "Traceback" not in err and err.strip() == "reportgen: interrupted"
+
+
+_SLOW_RENDER = """
+import sys, time
+from pathlib import Path
+from reportgen import render
+from reportgen.cli import main
+render.PARALLEL_MIN_PAGES = 2
+task_page = render.Renderer.task_page
+def slow(self, *args):
+    Path(sys.argv[1]).touch()  # the workers have started
+    time.sleep(0.2)
+    return task_page(self, *args)
+render.Renderer.task_page = slow
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_item9_ctrl_c_in_parallel_page_rendering(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(f'{{"task": "t{i}", "passed": true}}\n' for i in range(40)))
+    started = tmp_path / "started"
+    argv = [sys.executable, "-c", _SLOW_RENDER, str(started), "build", str(runs)]
+    argv += ["-o", str(tmp_path / "site"), "--no-cache"]
+    err = _interrupted(argv, started, 0.3, {})
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.strip().endswith("reportgen: interrupted")
+    assert not (tmp_path / "site").exists()
