@@ -15,7 +15,7 @@ from typing import Any, TypeGuard
 
 from .config import MAX_K, confidence_extreme
 from .errors import Problems, UserError
-from .load import MAX_COUNT, describe, json_loads
+from .load import MAX_COUNT, describe, json_loads, not_regular
 
 
 def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[str, Any]:
@@ -28,6 +28,9 @@ def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[s
     file = path / "report.json" if path.is_dir() else path
     if not file.exists():
         raise UserError(f"{flag}: {file}: no such file (give a built site or its report.json)")
+    special = not_regular(file)
+    if special is not None:
+        raise UserError(f"{flag}: {file}: {special}")
     try:
         doc = json_loads(file.read_bytes())
     except (UnicodeDecodeError, ValueError) as error:

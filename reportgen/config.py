@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
-from .load import FORMATS, Source, did_you_mean, unprintable, yaml_load
+from .load import FORMATS, Source, did_you_mean, not_regular, unprintable, yaml_load
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -108,6 +108,9 @@ def load_config(path: Path) -> Config:
         raise UserError(f"{name}: no such file (give result files, or create {CONFIG_NAME})")
     if path.is_dir():
         raise UserError(f"{name}: is a directory; expected {CONFIG_NAME}")
+    special = not_regular(path)
+    if special is not None:
+        raise UserError(f"{name}: {special}")
     try:
         doc = yaml_load(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError:

@@ -26,7 +26,7 @@ import numpy as np
 from .compare import Comparison, compare
 from .errors import Problems, UserError
 from .estimate import SuiteInterval, estimate_suite, mean_with_t_interval
-from .load import MAX_COUNT, json_loads, unprintable
+from .load import MAX_COUNT, json_loads, not_regular, unprintable
 from .report import Report, SetReport
 from .serialize import Json, interval_json
 
@@ -76,6 +76,9 @@ def read_history(path: Path) -> list[Json]:
         return []  # the first build of a report has no history yet
     if path.is_dir():
         raise UserError(f"--history: {path} is a folder; give its {HISTORY_FILE}")
+    special = not_regular(path)
+    if special is not None:
+        raise UserError(f"--history: {path}: {special}")
     problems = Problems()
     entries: list[Json] = []
     try:

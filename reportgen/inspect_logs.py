@@ -80,6 +80,13 @@ def read_inspect(source: Source, tally: Tally) -> None:
     if zipfile.is_zipfile(path):
         _read_eval_zip(source, tally)
         return
+    with path.open("rb") as handle:
+        if handle.read(4) == b"PK\x03\x04":
+            # A zip's table of contents is at its end: without it the log was cut short.
+            problems.add(
+                f"{path}: damaged zip archive: its end is missing (was the file cut short?)"
+            )
+            return
     doc = load_json_document(path, problems)
     if doc is None:
         return

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import stat
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -267,22 +268,24 @@ class Tally:
             return TaskCounts(task_id, successes, runs, excluded, tally.category)
         codes = bytes(tally.codes)
         urls = tally.urls
-        if tally.run_ids is not None and len(tally.run_ids) == len(codes):
-            # Runs carry ids: check each appears once, and show them in run order.
+        if tally.run_ids is not None:
+            # Runs carry ids: check each appears once (also when some runs have none,
+            # which once skipped the check), and show them in run order.
             run_ids, positions = tally.run_ids, tally.positions
             assert positions is not None
-            order = sorted(range(len(codes)), key=lambda i: _sort_key(run_ids[i]))
+            order = sorted(range(len(run_ids)), key=lambda i: _sort_key(run_ids[i]))
             keys = [_sort_key(run_ids[i]) for i in order]
             for before, after, i in zip(keys, keys[1:], order[1:], strict=False):
-                if before == after:
+                if before == after and not self.problems.truncated:
                     first = order[keys.index(after)]
                     self.problems.add(
                         f"{self.where(positions[i])}: run {run_ids[i]!r} of task {task_id!r} "
                         f"appears twice (first at {self.where(positions[first])})"
                     )
-            remap = {old: new for new, old in enumerate(order)}
-            codes = bytes(codes[i] for i in order)
-            urls = {remap[i]: u for i, u in urls.items()}
+            if len(run_ids) == len(codes):
+                remap = {old: new for new, old in enumerate(order)}
+                codes = bytes(codes[i] for i in order)
+                urls = {remap[i]: u for i, u in urls.items()}
         excluded = codes.count(EXCLUDED)
         return TaskCounts(
             id=task_id,
@@ -710,6 +713,17 @@ def _non_finite_paths(doc: Any) -> Iterator[tuple[str, str]]:
             stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refusing a key given twice: json.loads kept the last, so a second
+    "reward" silently replaced the first."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        doc[key] = value
+    return doc
+
+
 def load_json_document(path: Path, problems: Problems) -> Any:
     try:
         raw = path.read_bytes()
@@ -727,7 +741,7 @@ def load_json_document(path: Path, problems: Problems) -> Any:
         return _NonFinite(name)
 
     try:
-        doc = json.loads(raw, parse_constant=constant)
+        doc = json.loads(raw, parse_constant=constant, object_pairs_hook=_unique_keys)
         if not constants:
             return doc
         for where, name in _non_finite_paths(doc):
@@ -747,9 +761,18 @@ def load_json_document(path: Path, problems: Problems) -> Any:
 
 
 def _reward_passed(value: Any) -> bool | None:
+    """Pass (reward 1) or fail (anything below); None for a reward outside 0 to 1, which
+    was counted as a silent failure (a reward of 2 or -1 is a broken record)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
-    return 1 - REWARD_TOLERANCE <= value <= 1 + REWARD_TOLERANCE
+    if not -REWARD_TOLERANCE <= value <= 1 + REWARD_TOLERANCE:
+        return None
+    return value >= 1 - REWARD_TOLERANCE
+
+
+def _reward_problem(value: Any) -> str:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return f"expected a number{' from 0 to 1' if number else ''}, got {_describe(value)}"
 
 
 def read_tau_bench(source: Source, tally: Tally, doc: Any = None) -> None:
@@ -779,9 +802,7 @@ def read_tau_bench(source: Source, tally: Tally, doc: Any = None) -> None:
             continue
         passed = _reward_passed(record.get("reward"))
         if passed is None:
-            problems.add(
-                f"{where}.reward: expected a number, got {_describe(record.get('reward'))}"
-            )
+            problems.add(f"{where}.reward: {_reward_problem(record.get('reward'))}")
             continue
         trial = record.get("trial")
         if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
@@ -842,7 +863,7 @@ def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
             field_name = "reward_info.reward"
         passed = _reward_passed(reward)
         if passed is None:
-            problems.add(f"{where}.{field_name}: expected a number, got {_describe(reward)}")
+            problems.add(f"{where}.{field_name}: {_reward_problem(reward)}")
             continue
         tally.add_run(where, task, passed, run=trial, suite=suite, model=model)
 
@@ -921,6 +942,10 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
     if not os.access(path, os.R_OK):
         problems.add(f"{path}: cannot be read (permission denied)")
         return None, []
+    special = not_regular(path)
+    if special is not None:
+        problems.add(f"{path}: {special}")
+        return None, []
     if path.stat().st_size == 0:
         problems.add(f"{path}: the file is empty: no runs to count")
         return None, []
@@ -949,6 +974,28 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
     if not sets or not any(rs.tasks for rs in sets):
         problems.add(f"{path}: no tasks found")
     return name, sets
+
+
+def not_regular(path: Path) -> str | None:
+    """Why a path that exists is not a file to read, or None for a regular file.
+
+    A FIFO blocked the build (or read as empty) and a device such as /dev/zero
+    never ends or was reported as "not UTF-8 text".
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
+    return f"is {kind}, not a regular file; save its contents to a file first"
 
 
 @dataclass

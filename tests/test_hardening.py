@@ -24,7 +24,7 @@ import pytest
 
 from reportgen.cli import main
 
-from .conftest import EXAMPLE
+from .conftest import EXAMPLE, FIXTURES
 
 
 def run(argv: list[str]) -> tuple[int, str]:
@@ -496,3 +496,78 @@ def test_item9_ctrl_c_in_parallel_page_rendering(tmp_path: Path) -> None:
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert err.strip().endswith("reportgen: interrupted")
     assert not (tmp_path / "site").exists()
+
+
+# ------------------------------------------------ item 10: silently wrong, now said
+
+
+def test_item10_duplicate_run_ids_beside_a_run_without_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(
+        '{"task": "a", "passed": true, "run": 1}\n'
+        '{"task": "a", "passed": true}\n'
+        '{"task": "a", "passed": false, "run": 1}\n'
+    )
+    (line,) = errors_of(["summary", str(runs)], capsys)
+    assert line.endswith(f"{runs}:3: run 1 of task 'a' appears twice (first at {runs}:1)")
+
+
+@pytest.mark.parametrize("reward", [2, -1, 1.5])
+def test_item10_tau_bench_reward_outside_0_to_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reward: float
+) -> None:
+    results = tmp_path / "tau.json"
+    records = [
+        {"task_id": 1, "trial": 0, "reward": 1},
+        {"task_id": 1, "trial": 1, "reward": reward},
+    ]
+    results.write_text(json.dumps(records))
+    (line,) = errors_of(["summary", str(results), "--input-format", "tau-bench"], capsys)
+    assert line.endswith(f"{results}: [1].reward: expected a number from 0 to 1, got {reward}")
+
+
+def test_item10_tau_bench_partial_reward_still_a_failure(tmp_path: Path) -> None:
+    results = tmp_path / "tau.json"
+    records = [{"task_id": 1, "trial": t, "reward": r} for t, r in enumerate([1, 0.5, 0, 1])]
+    results.write_text(json.dumps(records))
+    status, out = run(["summary", str(results), "--input-format", "tau-bench", "--format", "json"])
+    assert status == 0
+    task = json.loads(out)["result_sets"][0]["tasks"][0]
+    assert (task["successes"], task["runs"]) == (2, 4)
+
+
+def test_item10_duplicate_reward_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "tau.json"
+    results.write_text('[{"task_id": 1, "trial": 0, "reward": 1, "reward": 0}]')
+    (line,) = errors_of(["summary", str(results), "--input-format", "tau-bench"], capsys)
+    assert line.endswith(f"{results}: not valid JSON: key 'reward' appears twice in one object")
+
+
+def test_item10_truncated_eval(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = (FIXTURES / "inspect" / "mini_zstd.eval").read_bytes()
+    log = tmp_path / "cut.eval"
+    log.write_bytes(whole[: len(whole) // 2])
+    (line,) = errors_of(["summary", str(log)], capsys)
+    assert line.endswith(
+        f"{log}: damaged zip archive: its end is missing (was the file cut short?)"
+    )
+
+
+def test_item10_device_and_fifo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for device in ("/dev/null", "/dev/zero"):
+        (line,) = errors_of(["summary", device, "--input-format", "jsonl"], capsys)
+        assert line.endswith(
+            f"{device}: is a device, not a regular file; save its contents to a file first"
+        )
+    fifo = tmp_path / "runs.jsonl"
+    os.mkfifo(fifo)
+    (line,) = errors_of(["summary", str(fifo)], capsys)
+    assert line.endswith(
+        f"{fifo}: is a named pipe (FIFO), not a regular file; save its contents to a file first"
+    )
+    config = tmp_path / "reportgen.yaml"
+    os.mkfifo(config)
+    (line,) = errors_of(["summary", "--config", str(config)], capsys)
+    assert f"{config}: is a named pipe (FIFO)" in line
