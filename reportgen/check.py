@@ -81,7 +81,7 @@ def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
                 yield f"{where}.reliability_at_k.{estimator}: missing"
                 continue
             for key in ("estimate", "sd"):
-                value = part.get(key)
+                value = part.get(key, "missing")
                 if value is not None and not _is_number(value):
                     yield (
                         f"{where}.reliability_at_k.{estimator}.{key}: expected a number or "

@@ -274,6 +274,8 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
             correlation = float(args.correlation)
         except ValueError:
             raise UserError(f"--correlation: {args.correlation!r} is not a number") from None
+        if not -1.0 <= correlation <= 1.0:  # NaN fails this too
+            raise UserError(f"--correlation: must lie between -1 and 1, got {args.correlation}")
     tasks = None if args.tasks is None else _whole_number("--tasks", args.tasks, 2)
     if args.report is not None:
         observed = find_result_set(args.report, "--report")
@@ -297,7 +299,8 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
     try:
         result = plan(target, confidence, **options)  # type: ignore[arg-type]
     except EstimateError as error:
-        raise UserError(str(error)) from None
+        # Every other flag is checked above: what is left is a target too small to reach.
+        raise UserError(f"--target-halfwidth: {error}") from None
     if args.format == "json":
         out.write(json.dumps(plan_json(result), indent=2) + "\n")
     else:

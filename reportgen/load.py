@@ -531,9 +531,9 @@ def yaml_load(text: str) -> Any:
         return yaml.safe_load(text)
     except RecursionError:
         raise ValueError(TOO_DEEP) from None
-    except (TypeError, AttributeError, OverflowError) as error:
+    except (TypeError, AttributeError, OverflowError, KeyError, IndexError) as error:
         # PyYAML's constructors fail like this on malformed tagged values such as
-        # !!timestamp "x" (ValueError, for !!float "abc", passes through as it is).
+        # !!timestamp "x" or !!bool "x" (ValueError, for !!float "abc", passes through).
         raise ValueError(f"a tagged value cannot be read ({error})") from None
 
 
