@@ -35,7 +35,8 @@ class Progress:
     def note(self, message: str) -> None:
         """A line worth keeping in a CI log, such as which format was detected."""
         self.clear()
-        print(message, file=self.stream)
+        # One line, even when a file name holds a line break.
+        print(message.replace("\r", "\\r").replace("\n", "\\n"), file=self.stream)
 
     def update(self, message: str) -> None:
         now = time.monotonic()

@@ -162,6 +162,10 @@ def test_item10_file_name_with_a_newline_stays_one_line(
     folder.mkdir()
     (line,) = errors_of(["summary", str(folder / "runs.jsonl")], capsys)
     assert line.endswith("we\\nird/runs.jsonl: no such file")
+    (folder / "runs.jsonl").write_text('{"task": "a", "passed": true}\n')
+    assert run(["build", str(folder / "runs.jsonl"), "-o", str(tmp_path / "site")])[0] == 0
+    notes = capsys.readouterr().err.splitlines()
+    assert notes[0].endswith("we\\nird/runs.jsonl (jsonl, detected)")
 
 
 def _deep(depth: int) -> str:
