@@ -70,6 +70,8 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
                 f"{flag}: {path} has no result set {wanted!r}; it has {', '.join(candidates)}"
             )
         return candidates[wanted]
+    if not candidates:
+        raise UserError(f"{flag}: {path} holds no result sets")
     if len(candidates) > 1:
         raise UserError(
             f"{flag}: {path} holds {len(candidates)} result sets; pick one as "

@@ -14,7 +14,7 @@ from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
 from .chart import SiteCharts, make_charts
 from .config import Config
-from .errors import UserError, os_reason
+from .errors import UserError, one_line, os_reason
 from .history import default_label, read_history, with_history
 from .load import Loaded, load_sources
 from .render import SiteOptions, Theme, render_site
@@ -36,7 +36,7 @@ class Progress:
         """A line worth keeping in a CI log, such as which format was detected."""
         self.clear()
         # One line, even when a file name holds a line break.
-        print(message.replace("\r", "\\r").replace("\n", "\\n"), file=self.stream)
+        print(one_line(message), file=self.stream)
 
     def update(self, message: str) -> None:
         now = time.monotonic()

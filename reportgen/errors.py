@@ -8,13 +8,22 @@ from collections.abc import Iterable
 MAX_PROBLEMS = 20
 
 
+#: Every character str.splitlines breaks at, written out as an escape instead.
+_LINE_BREAKS = {ord(c): ascii(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    return text.translate(_LINE_BREAKS)
+
+
 class UserError(Exception):
     """Bad input or arguments. Each problem is one line naming where it is."""
 
     def __init__(self, problems: str | Iterable[str]) -> None:
         lines = [problems] if isinstance(problems, str) else list(problems)
-        # One problem, one line: a file name holding a line break must not split it.
-        self.problems = [line.replace("\r", "\\r").replace("\n", "\\n") for line in lines]
+        # One problem, one line: a file or zip member name holding a line break must not
+        # split it.
+        self.problems = [one_line(line) for line in lines]
         super().__init__("\n".join(self.problems))
 
 

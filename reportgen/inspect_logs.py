@@ -136,7 +136,8 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
                 sample = _member_json(archive, members[name], path, problems)
                 if sample is not None:
                     _add_sample(f"{path}: {name}", sample, scorer, suite, model, tally)
-    except (zipfile.BadZipFile, OSError) as error:
+    except (zipfile.BadZipFile, NotImplementedError, OSError) as error:
+        # NotImplementedError: a zip version or feature zipfile does not read.
         problems.add(f"{path}: damaged zip archive: {error}")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from reportgen.cli import main
+from reportgen.errors import UserError
 
 from .conftest import EXAMPLE, FIXTURES
 
@@ -479,6 +480,7 @@ import sys, time
 from pathlib import Path
 from reportgen import render
 from reportgen.cli import main
+from reportgen.errors import UserError
 render.PARALLEL_MIN_PAGES = 2
 task_page = render.Renderer.task_page
 def slow(self, *args):
@@ -575,3 +577,23 @@ def test_item10_device_and_fifo(tmp_path: Path, capsys: pytest.CaptureFixture[st
     os.mkfifo(config)
     (line,) = errors_of(["summary", "--config", str(config)], capsys)
     assert f"{config}: is a named pipe (FIFO)" in line
+
+
+def test_fuzz_finds_stay_fixed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Cases make fuzz found: a report.json with no result sets in plan, an .eval whose
+    zip version zipfile refuses, a zip member name holding a line separator."""
+    report = tmp_path / "report.json"
+    report.write_text('{"schema_version": 1, "k": 3, "confidence": 0.95, "result_sets": []}')
+    argv = ["plan", "--target-halfwidth", "0.1", "--report", str(report)]
+    assert errors_of(argv, capsys)[0].endswith(f"--report: {report} holds no result sets")
+    log = tmp_path / "run.eval"
+    with zipfile.ZipFile(log, "w") as archive:
+        archive.writestr("header.json", "{}")
+        archive.writestr("samples/1\x1d_epoch_1.json", "{}")
+    data = bytearray(log.read_bytes())
+    central = data.find(b"PK\x01\x02")
+    data[central + 6] = 93  # "needs zip version 9.3"
+    log.write_bytes(bytes(data))
+    (line,) = errors_of(["summary", str(log)], capsys)
+    assert line.endswith("zip file version 9.3")
+    assert len(UserError(f"{log}: samples/1\x1d_epoch_1.json: bad").problems[0].splitlines()) == 1
