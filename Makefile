@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: site test lint bench golden serve clean
+.PHONY: site test lint bench golden serve clean fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ lint: $(STAMP)
 ## bench: benchmarks (prints a table, writes bench/RESULTS.md)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz --cases 10000 --jobs 2
+	REPORTGEN_FUZZ=1 $(BIN)/python -m pytest -q tests/test_build_properties.py
 
 ## golden: refresh the expected example site used by the golden test
 golden: $(STAMP)

@@ -13,7 +13,7 @@ from typing import TextIO
 from .cache import Cache, file_digest, folder_digest
 from .cache import key as cache_key
 from .config import Config, site_urls
-from .errors import UserError
+from .errors import UserError, one_line, os_reason
 from .history import default_label, read_history
 from .readers import load_sources
 from .report import build_report
@@ -36,7 +36,8 @@ class Progress:
     def note(self, message: str) -> None:
         """A line worth keeping in a CI log, such as which format was detected."""
         self.clear()
-        print(terminal_safe(message), file=self.stream)
+        # One line, even when a file name holds a line break.
+        print(terminal_safe(one_line(message)), file=self.stream)
 
     def update(self, message: str) -> None:
         now = time.monotonic()
@@ -220,13 +221,20 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
 
     files = render_site(report, charts, job.theme, job.options)
     total_pages = page_count(report, job.theme)
-    written, size = write_site(
-        config.output,
-        files,
-        force=job.force,
-        on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
-        inputs=_inputs(config),
-    )
+    try:
+        written, size = write_site(
+            config.output,
+            files,
+            force=job.force,
+            on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
+            inputs=_inputs(config),
+        )
+    except OSError as error:
+        # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
+        # build swapping in the same folder: write_site has already removed its staging.
+        raise UserError(
+            f"--output: {config.output}: cannot write the site: {os_reason(error)}"
+        ) from None
     progress.clear()
     state = _site_state(config.output)
     if cache is not None:

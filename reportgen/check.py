@@ -8,39 +8,123 @@ by suite and model.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from .errors import UserError
+from .config import MAX_K, confidence_extreme
+from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
+from .readers import MAX_COUNT, describe, json_loads, not_regular
 
 
-def read_report(path: Path, flag: str = "report") -> dict[str, Any]:
-    """report.json from a site folder or a file path, checked enough to use."""
+def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[str, Any]:
+    """report.json from a site folder or a file path, checked enough to use.
+
+    Every value the commands read is checked, with its key path in the message: a
+    report edited by hand or cut short is the reader's to fix. With tasks=True
+    (compare, plan) the per-task counts are checked too.
+    """
     file = path / "report.json" if path.is_dir() else path
     if not file.exists():
         raise UserError(f"{flag}: {file}: no such file (give a built site or its report.json)")
+    special = not_regular(file)
+    if special is not None:
+        raise UserError(f"{flag}: {file}: {special}")
     try:
-        doc = json.loads(read_limited(file, MAX_DOCUMENT_BYTES).decode("utf-8"))
+        doc = json_loads(read_limited(file, MAX_DOCUMENT_BYTES))
     except TooLarge as error:
         raise UserError(f"{flag}: {file}: {error}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (UnicodeDecodeError, ValueError) as error:
         raise UserError(f"{flag}: {file}: not a report.json ({error})") from None
+    except OSError as error:
+        raise UserError(f"{flag}: {file}: cannot read ({error.strerror})") from None
     # Version 1 (before the headline choice) stays readable: old sites are baselines.
     if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
         raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1 or 2)")
+    problems = Problems()
+    for problem in _report_problems(doc, tasks):
+        problems.add(f"{flag}: {file}: {problem}")
+    problems.raise_if_any()
+    return doc
+
+
+def _is_whole(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
+    """'key path: what is wrong' for each value of report.json that is not as written."""
+    k = doc.get("k")
+    if not _is_whole(k) or not 1 <= k <= MAX_K:
+        yield f"k: expected a whole number from 1 to {MAX_K:,}, got {describe(k)}"
+    confidence = doc.get("confidence")
+    if not _is_number(confidence) or not 0 < confidence < 1 or confidence_extreme(confidence):
+        yield f"confidence: expected a number between 0 and 1, got {describe(confidence)}"
     sets = doc.get("result_sets")
     if not isinstance(sets, list):
-        raise UserError(f"{flag}: {file}: result_sets: missing")
+        yield "result_sets: missing"
+        return
     for i, rs in enumerate(sets):
-        try:
-            rs["reliability_at_k"]["plugin"]["estimate"]
-            rs["suite"], rs["model"], rs["name"]
-        except (KeyError, TypeError):
-            raise UserError(f"{flag}: {file}: result_sets[{i}]: missing reliability_at_k") from None
-    return doc
+        where = f"result_sets[{i}]"
+        if not isinstance(rs, dict):
+            yield f"{where}: expected an object"
+            continue
+        for key in ("id", "suite", "model", "name") if tasks else ("suite", "model", "name"):
+            if not isinstance(rs.get(key), str):
+                yield f"{where}.{key}: expected a string"
+        reliability = rs.get("reliability_at_k")
+        headline = reliability.get("headline", "plugin") if isinstance(reliability, dict) else None
+        if headline not in (None, "plugin", "unbiased"):
+            yield (
+                f'{where}.reliability_at_k.headline: expected "plugin" or "unbiased", '
+                f"got {describe(headline)}"
+            )
+        for estimator in ("plugin", "unbiased"):
+            part = reliability.get(estimator) if isinstance(reliability, dict) else None
+            if not isinstance(part, dict):
+                yield f"{where}.reliability_at_k.{estimator}: missing"
+                continue
+            for key in ("estimate", "sd"):
+                value = part.get(key, "missing")
+                if value is not None and not _is_number(value):
+                    yield (
+                        f"{where}.reliability_at_k.{estimator}.{key}: expected a number or "
+                        f"null, got {describe(value)}"
+                    )
+        if tasks:
+            yield from _task_problems(where, rs.get("tasks"))
+
+
+def _task_problems(where: str, tasks: Any) -> Iterator[str]:
+    if not isinstance(tasks, list) or not tasks:
+        yield f"{where}.tasks: expected a non-empty list of tasks"
+        return
+    seen: set[str] = set()
+    for j, task in enumerate(tasks):
+        at = f"{where}.tasks[{j}]"
+        if not isinstance(task, dict):
+            yield f"{at}: expected an object"
+            continue
+        task_id, successes, runs = task.get("id"), task.get("successes"), task.get("runs")
+        if not isinstance(task_id, str) or task_id in seen:
+            yield f"{at}.id: expected a string not used by another task, got {describe(task_id)}"
+        else:
+            seen.add(task_id)
+        if not _is_whole(runs) or not 1 <= runs <= MAX_COUNT:
+            yield (
+                f"{at}.runs: expected a whole number from 1 to {MAX_COUNT:,}, got {describe(runs)}"
+            )
+        elif not _is_whole(successes) or not 0 <= successes <= runs:
+            yield (
+                f"{at}.successes: expected a whole number from 0 to runs ({runs}), "
+                f"got {describe(successes)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -119,7 +203,8 @@ def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
     from .views import reliability_json
 
     entries = read_history(path)
-    current = (report.get("history") or {}).get("label")
+    history = report.get("history")
+    current = history.get("label") if isinstance(history, dict) else None
     earlier = [e for e in entries if e["label"] != current]
     if current is not None:
         labels = [e["label"] for e in entries]

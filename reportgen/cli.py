@@ -16,9 +16,9 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from .build import build
-from .config import CONFIG_NAME, Config, load_config
-from .errors import UserError
-from .readers import FORMATS, Source, load_sources
+from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
+from .errors import UserError, os_reason
+from .readers import FORMATS, MAX_COUNT, Source, load_sources, unprintable
 from .report import build_report
 from .stats.coverage import check_coverage
 from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
@@ -42,13 +42,16 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see {self.prog} --help)")
 
 
-def _whole_number(flag: str, text: str, minimum: int) -> int:
+def _whole_number(flag: str, text: str, minimum: int, maximum: int = MAX_COUNT) -> int:
     try:
         value = int(text, 10)
     except ValueError:
         raise UserError(f"{flag}: {text!r} is not a whole number") from None
     if value < minimum:
         raise UserError(f"{flag}: must be at least {minimum}, got {value}")
+    if value > maximum:
+        # Beyond 64-bit integers numpy raised OverflowError with a traceback.
+        raise UserError(f"{flag}: must be at most {maximum:,}, got {value}")
     return value
 
 
@@ -59,6 +62,9 @@ def _confidence(text: str) -> float:
         raise UserError(f"--confidence: {text!r} is not a number") from None
     if not 0.0 < value < 1.0:
         raise UserError(f"--confidence: must lie strictly between 0 and 1, got {text}")
+    extreme = confidence_extreme(value)
+    if extreme is not None:
+        raise UserError(f"--confidence: {extreme}")
     return value
 
 
@@ -68,6 +74,8 @@ def _suite_item(position: int, text: str) -> tuple[int, int]:
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
         raise UserError(f"{where}: {text!r} is not SUCCESSES/RUNS (for example 16/20)")
     successes, runs = int(parts[0]), int(parts[1])
+    if runs > MAX_COUNT:
+        raise UserError(f"{where}: {text!r} has more than {MAX_COUNT:,} runs")
     if runs < 1:
         raise UserError(f"{where}: {text!r} has no runs; RUNS must be at least 1")
     if successes > runs:
@@ -89,7 +97,7 @@ def _add_estimate_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
-    k = _whole_number("-k", args.k, 1)
+    k = _whole_number("-k", args.k, 1, MAX_K)
     confidence = _confidence(args.confidence)
     if args.suite:
         if args.successes is not None or args.runs is not None:
@@ -156,13 +164,16 @@ def _config_for(args: argparse.Namespace) -> Config:
             Source(path=path, format=args.input_format, scorer=args.scorer) for path in args.files
         ]
     if args.k is not None:
-        config.k = _whole_number("-k", args.k, 1)
+        config.k = _whole_number("-k", args.k, 1, MAX_K)
     if args.confidence is not None:
         config.confidence = _confidence(args.confidence)
     flags = ("title", "description", "base_url", "base_path", "label")
     for flag in (*flags, "output", "templates", "content", "history"):
         value = getattr(args, flag, None)
         if value is not None:
+            problem = unprintable(value) if flag in flags else None
+            if problem is not None:
+                raise UserError(f"--{flag.replace('_', '-')}: {value!r} {problem}")
             setattr(config, flag, value)
     return config
 
@@ -247,7 +258,7 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from .lookup import comparison_text, run_compare
     from .views import comparison_json
 
-    k = _whole_number("-k", args.k, 1)
+    k = _whole_number("-k", args.k, 1, MAX_K)
     confidence = _confidence(args.confidence)
     a, b, cmp = run_compare(args.a, args.b, k, confidence)
     if args.format == "json":
@@ -274,6 +285,8 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
             correlation = float(args.correlation)
         except ValueError:
             raise UserError(f"--correlation: {args.correlation!r} is not a number") from None
+        if not -1.0 <= correlation <= 1.0:  # NaN fails this too
+            raise UserError(f"--correlation: must lie between -1 and 1, got {args.correlation}")
     tasks = None if args.tasks is None else _whole_number("--tasks", args.tasks, 2)
     if args.report is not None:
         observed = find_result_set(args.report, "--report")
@@ -297,7 +310,8 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
     try:
         result = plan(target, confidence, **options)  # type: ignore[arg-type]
     except EstimateError as error:
-        raise UserError(str(error)) from None
+        # Every other flag is checked above: what is left is a target too small to reach.
+        raise UserError(f"--target-halfwidth: {error}") from None
     if args.format == "json":
         out.write(json.dumps(plan_json(result), indent=2) + "\n")
     else:
@@ -515,6 +529,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except UserError as error:
         for line in error.problems:
             print(f"reportgen: error: {terminal_safe(line)}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as error:
+        # The system refused something (a busy port, an unreadable folder): not a bug,
+        # so one line saying what and where, as for bad input.
+        print(f"reportgen: error: {os_reason(error)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("reportgen: interrupted", file=sys.stderr)

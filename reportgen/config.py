@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from .errors import Problems, UserError
-from .limits import MAX_YAML_BYTES, TooLarge, load_yaml, read_limited
-from .readers import FORMATS, Source, did_you_mean
+from .limits import MAX_YAML_BYTES, TooLarge, read_limited
+from .readers import FORMATS, Source, did_you_mean, not_regular, unprintable, yaml_load
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -54,19 +54,51 @@ def _text(where: str, value: Any, problems: Problems) -> str | None:
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         problems.add(f"{where}: expected text")
         return None
+    problem = unprintable(str(value))
+    if problem is not None:
+        problems.add(f"{where}: {str(value)!r} {problem}")
+        return None
     return str(value)
+
+
+#: The confidence levels reportgen accepts inside (0, 1). Beyond them a level has no
+#: use, and nearer 0 or 1 double precision cannot hold its quantiles:
+#: 0.9999999999999999 made every interval infinite, 1e-300 made Wilson's bounds 0/0.
+MIN_CONFIDENCE = 1e-6
+MAX_CONFIDENCE = 1 - 1e-12
+
+
+def confidence_extreme(value: float) -> str | None:
+    """Why a level strictly between 0 and 1 still cannot be used, or None."""
+    if value < MIN_CONFIDENCE:
+        return f"{value!r} is too close to 0 to compute intervals; use at least 0.000001"
+    if value > MAX_CONFIDENCE:
+        return f"{value!r} is too close to 1 to compute intervals; use at most 0.999999999999"
+    return None
 
 
 def check_confidence(where: str, value: Any, problems: Problems) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         problems.add(f"{where}: expected a number strictly between 0 and 1, got {value!r}")
         return None
+    extreme = confidence_extreme(value)
+    if extreme is not None:
+        problems.add(f"{where}: {extreme}")
+        return None
     return float(value)
+
+
+#: The largest k: the estimates are checked against exact arithmetic up to k = n =
+#: 1,000,000, and a k beyond 64-bit integers crashed numpy.
+MAX_K = 10**6
 
 
 def check_k(where: str, value: Any, problems: Problems) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         problems.add(f"{where}: expected a whole number of at least 1, got {value!r}")
+        return None
+    if value > MAX_K:
+        problems.add(f"{where}: must be at most {MAX_K:,}, got {value}")
         return None
     return value
 
@@ -78,12 +110,17 @@ def load_config(path: Path) -> Config:
         raise UserError(f"{name}: no such file (give result files, or create {CONFIG_NAME})")
     if path.is_dir():
         raise UserError(f"{name}: is a directory; expected {CONFIG_NAME}")
+    special = not_regular(path)
+    if special is not None:
+        raise UserError(f"{name}: {special}")
     try:
-        doc = load_yaml(read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig"))
+        doc = yaml_load(read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig"))
     except TooLarge as error:
         raise UserError(f"{name}: {error}") from None
     except UnicodeDecodeError:
         raise UserError(f"{name}: not UTF-8 text") from None
+    except ValueError as error:
+        raise UserError(f"{name}: not valid YAML: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

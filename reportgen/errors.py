@@ -8,12 +8,30 @@ from collections.abc import Iterable
 MAX_PROBLEMS = 20
 
 
+#: Every character str.splitlines breaks at, written out as an escape instead.
+_LINE_BREAKS = {ord(c): ascii(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    return text.translate(_LINE_BREAKS)
+
+
 class UserError(Exception):
     """Bad input or arguments. Each problem is one line naming where it is."""
 
     def __init__(self, problems: str | Iterable[str]) -> None:
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        lines = [problems] if isinstance(problems, str) else list(problems)
+        # One problem, one line: a file or zip member name holding a line break must not
+        # split it.
+        self.problems = [one_line(line) for line in lines]
         super().__init__("\n".join(self.problems))
+
+
+def os_reason(error: OSError) -> str:
+    """What the system said, and about which path when it is not the one named already."""
+    reason = error.strerror or str(error)
+    paths = [str(p) for p in (error.filename, error.filename2) if p is not None]
+    return f"{reason} ({' -> '.join(paths)})" if paths else reason
 
 
 class Problems:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
-from .readers import json_loads
+from .readers import MAX_COUNT, json_loads, not_regular, unprintable
 from .stats.compare import Comparison, compare
 from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
 
@@ -77,6 +77,9 @@ def read_history(path: Path) -> list[Json]:
         return []  # the first build of a report has no history yet
     if path.is_dir():
         raise UserError(f"--history: {path} is a folder; give its {HISTORY_FILE}")
+    special = not_regular(path)
+    if special is not None:
+        raise UserError(f"--history: {path}: {special}")
     problems = Problems()
     entries: list[Json] = []
     try:
@@ -110,6 +113,8 @@ def _entry_problem(entry: Any) -> str | None:
         return f"schema_version must be {SCHEMA_VERSION}"
     if not isinstance(entry.get("label"), str) or not entry["label"].strip():
         return "label: expected a non-empty string"
+    if unprintable(entry["label"]):
+        return f"label: {entry['label']!r} {unprintable(entry['label'])}"
     sets = entry.get("result_sets")
     if not isinstance(sets, list):
         return "result_sets: expected a list"
@@ -119,19 +124,26 @@ def _entry_problem(entry: Any) -> str | None:
         for key in ("suite", "model", "name"):
             if not isinstance(rs.get(key), str):
                 return f"result_sets[{i}].{key}: expected a string"
+            if unprintable(rs[key]):
+                return f"result_sets[{i}].{key}: {rs[key]!r} {unprintable(rs[key])}"
         tasks = rs.get("tasks")
         if not isinstance(tasks, dict):
             return f"result_sets[{i}].tasks: expected an object of task id to [successes, runs]"
         for task, counts in tasks.items():
+            if unprintable(task):
+                return f"result_sets[{i}].tasks: task id {task!r} {unprintable(task)}"
             ok = (
                 isinstance(counts, list)
                 and len(counts) == 2
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in counts)
                 and 0 <= counts[0] <= counts[1]
-                and counts[1] >= 1
+                and 1 <= counts[1] <= MAX_COUNT
             )
             if not ok:
-                return f"result_sets[{i}].tasks[{task!r}]: expected [successes, runs]"
+                return (
+                    f"result_sets[{i}].tasks[{task!r}]: expected [successes, runs] "
+                    f"with 0 <= successes <= runs and 1 <= runs <= {MAX_COUNT:,}"
+                )
         if not isinstance(rs.get("reliability_at_k"), dict):
             return f"result_sets[{i}].reliability_at_k: missing"
     return None

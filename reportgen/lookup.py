@@ -48,7 +48,7 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
     path_text, _, wanted = spec.partition("#")
     path = Path(path_text)
     if _is_report(path):
-        doc = read_report(path, flag)
+        doc = read_report(path, flag, tasks=True)
         candidates = {
             rs["id"]: NamedCounts(
                 rs["name"],
@@ -70,6 +70,8 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
                 f"{flag}: {path} has no result set {wanted!r}; it has {', '.join(candidates)}"
             )
         return candidates[wanted]
+    if not candidates:
+        raise UserError(f"{flag}: {path} holds no result sets")
     if len(candidates) > 1:
         raise UserError(
             f"{flag}: {path} holds {len(candidates)} result sets; pick one as "

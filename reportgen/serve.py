@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from .build import Progress, build
 from .config import Config
-from .errors import UserError
+from .errors import UserError, os_reason
 from .terminal import terminal_safe
 from .website.render import Theme
 
@@ -50,6 +50,14 @@ class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def send_head(self) -> Any:
+        # GET /%00 made os.stat raise ValueError (embedded null byte): a traceback on
+        # the console for each such request. No file has a NUL in its name.
+        if "\0" in self.translate_path(self.path):
+            self.send_error(404)
+            return None
+        return super().send_head()
+
 
 class PreviewServer:
     """Serves config.output and rebuilds it when what it was built from changes."""
@@ -58,9 +66,19 @@ class PreviewServer:
         self.load = load
         self.log = log
         self.config = load()
-        self._build()
         handler = functools.partial(_QuietHandler, directory=str(self.config.output))
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        try:
+            # Before the build, so a busy port is reported at once.
+            self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        except OSError as error:
+            raise UserError(
+                f"--port: cannot serve on 127.0.0.1:{port}: {os_reason(error)}"
+            ) from None
+        try:
+            self._build()
+        except BaseException:
+            self.server.server_close()
+            raise
         self.state = snapshot(watched_paths(self.config))
         self._thread: threading.Thread | None = None
 

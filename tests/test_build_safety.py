@@ -309,25 +309,30 @@ def test_terminal_escapes_in_names_are_printed_spelled_out(tmp_path: Path) -> No
     results = tmp_path / "r.jsonl"
     results.write_text(
         "".join(
-            json.dumps({"task": f"{hostile}{t}", "passed": (t + r) % 3 != 0, "model": hostile})
-            + "\n"
+            json.dumps({"task": f"t{t}", "passed": (t + r) % 3 != 0, "model": "m"}) + "\n"
             for t in range(3)
             for r in range(4)
         )
     )
+    # A result file with such a name is refused, and the refusal spells the name out.
+    refused = tmp_path / "hostile.jsonl"
+    refused.write_text(json.dumps({"task": hostile, "passed": True}) + "\n")
+    status, err = cli("summary", str(refused))
+    assert status == 2 and ("\\x1b[2J" in err or "\\u001b[2J" in err)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", err)
+    # A report.json edited by hand can still carry them: check prints them spelled out.
     site = tmp_path / "site"
     assert cli("build", str(results), "-o", str(site))[0] == 0
-    for argv in (
-        ["summary", str(results)],
-        ["compare", str(results), str(results)],
-        ["check", str(site), "--min-reliability", "0.99"],
-    ):
-        out, err = io.StringIO(), io.StringIO()
-        with redirect_stderr(err):
-            main(argv, out=out)
-        printed = out.getvalue() + err.getvalue()
-        assert "\\u001b[2J" in printed, argv
-        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", printed), argv
+    report = json.loads((site / "report.json").read_text())
+    report["result_sets"][0]["name"] = hostile
+    edited = tmp_path / "report.json"
+    edited.write_text(json.dumps(report))
+    out, err_text = io.StringIO(), io.StringIO()
+    with redirect_stderr(err_text):
+        main(["check", str(edited), "--min-reliability", "0.99"], out=out)
+    printed = out.getvalue() + err_text.getvalue()
+    assert "\\u001b[2J" in printed
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", printed)
     # Error messages too, with the escape in the file's name.
     bad = tmp_path / "bad\x1b[31m.jsonl"
     bad.write_text("not json\n")

@@ -22,9 +22,6 @@ from pathlib import Path
 import pytest
 import yaml
 import zstandard
-from reportgen.website.chart import chart_labels
-from reportgen.readers.inspect import ZIP_ZSTANDARD, _read_member
-from reportgen.readers import Source, load_sources
 
 from reportgen.errors import UserError
 from reportgen.limits import (
@@ -36,6 +33,9 @@ from reportgen.limits import (
     MAX_YAML_BYTES,
     load_yaml,
 )
+from reportgen.readers import Source, load_sources
+from reportgen.readers.inspect import ZIP_ZSTANDARD, _read_member
+from reportgen.website.chart import chart_labels
 
 INSPECT = Path(__file__).parent / "fixtures" / "inspect"
 

@@ -593,7 +593,7 @@ def tau_bench(*rewards: Any, task: Any = 1) -> str:
 
 
 def test_tau_bench_pass_is_reward_one_within_one_millionth(tmp_path: Path) -> None:
-    path = write(tmp_path, "tb.json", tau_bench(1.0, 1, 0.9999995, 1.0000005, 0.999, 1.00001, 0.0))
+    path = write(tmp_path, "tb.json", tau_bench(1.0, 1, 0.9999995, 1.0000005, 0.999, 0.99999, 0.0))
     assert counts(only_set(path)) == {"1": (4, 7, 0)}
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +36,11 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
 REWARD_TOLERANCE = 1e-6
+
+#: The most runs one task may have. Larger counts (in a YAML suite, a history or a
+#: report) overflowed numpy's 64-bit integers with a traceback; no eval runs a
+#: task a billion times.
+MAX_COUNT = 10**9
 
 
 # ---------------------------------------------------------------- the model
@@ -153,7 +160,9 @@ class Tally:
     def where(self, position: int | str) -> str:
         return position if isinstance(position, str) else self.locate(position)
 
-    def _tasks(self, suite: str | None, model: str | None) -> dict[str, _TaskTally]:
+    def _tasks(
+        self, suite: str | None, model: str | None, position: int | str
+    ) -> dict[str, _TaskTally]:
         # The config's suite and model win over the file's; the file name is the last resort.
         key = (
             self.source.suite or suite or self.source.path.stem,
@@ -162,7 +171,15 @@ class Tally:
         tasks = self.groups.get(key)
         if tasks is None:
             tasks = self.groups[key] = {}
+            for what, name in zip(("suite", "model"), key, strict=True):
+                self._check_text(position, what, name)
         return tasks
+
+    def _check_text(self, position: int | str, what: str, text: str) -> None:
+        """A located problem when an id or name holds a character no page can show."""
+        problem = unprintable(text)
+        if problem is not None:
+            self.problems.add(f"{self.where(position)}: {what} {text!r} {problem}")
 
     def add_run(
         self,
@@ -179,11 +196,12 @@ class Tally:
         if self._last_key == (suite, model):
             tasks = self._last_tasks
         else:
-            tasks = self._last_tasks = self._tasks(suite, model)
+            tasks = self._last_tasks = self._tasks(suite, model, position)
             self._last_key = (suite, model)
         tally = tasks.get(task)
         if tally is None:
             tally = tasks[task] = _TaskTally()
+            self._check_text(position, "task id", task)
         if run is not None:
             ids, positions = tally.run_ids, tally.positions
             if ids is None or positions is None:
@@ -198,7 +216,8 @@ class Tally:
                 positions.append(position)
             else:
                 tally.positions = _append(positions, position)
-        if category is not None:
+        if category is not None and category != tally.category:
+            self._check_text(position, "category", category)
             tally.category = category
         if url is not None:
             tally.urls[len(tally.codes)] = url
@@ -217,7 +236,10 @@ class Tally:
         excluded: int = 0,
     ) -> None:
         """A task given as counts only (the YAML suite file): no runs, no run order."""
-        tally = self._tasks(suite, model)[task] = _TaskTally()
+        tally = self._tasks(suite, model, where)[task] = _TaskTally()
+        self._check_text(where, "task id", task)
+        if category is not None:
+            self._check_text(where, "category", category)
         tally.category = category
         tally.counts_only = (successes, runs, excluded)
 
@@ -247,22 +269,24 @@ class Tally:
             return TaskCounts(task_id, successes, runs, excluded, tally.category)
         codes = bytes(tally.codes)
         urls = tally.urls
-        if tally.run_ids is not None and len(tally.run_ids) == len(codes):
-            # Runs carry ids: check each appears once, and show them in run order.
+        if tally.run_ids is not None:
+            # Runs carry ids: check each appears once (also when some runs have none,
+            # which once skipped the check), and show them in run order.
             run_ids, positions = tally.run_ids, tally.positions
             assert positions is not None
-            order = sorted(range(len(codes)), key=lambda i: _sort_key(run_ids[i]))
+            order = sorted(range(len(run_ids)), key=lambda i: _sort_key(run_ids[i]))
             keys = [_sort_key(run_ids[i]) for i in order]
             for before, after, i in zip(keys, keys[1:], order[1:], strict=False):
-                if before == after:
+                if before == after and not self.problems.truncated:
                     first = order[keys.index(after)]
                     self.problems.add(
                         f"{self.where(positions[i])}: run {run_ids[i]!r} of task {task_id!r} "
                         f"appears twice (first at {self.where(positions[first])})"
                     )
-            remap = {old: new for new, old in enumerate(order)}
-            codes = bytes(codes[i] for i in order)
-            urls = {remap[i]: u for i, u in urls.items()}
+            if len(run_ids) == len(codes):
+                remap = {old: new for new, old in enumerate(order)}
+                codes = bytes(codes[i] for i in order)
+                urls = {remap[i]: u for i, u in urls.items()}
         excluded = codes.count(EXCLUDED)
         return TaskCounts(
             id=task_id,
@@ -296,6 +320,27 @@ def task_id_of(value: Any) -> str | None:
     return None
 
 
+#: Characters no id, name or label may hold: controls (NUL, newline, escape, ...), which
+#: broke the chart converter and split messages; lone surrogates, which cannot be
+#: written as UTF-8; and the noncharacters U+FFFE and U+FFFF.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def unprintable(text: str) -> str | None:
+    """Why text cannot be shown as an id or a name (its first bad character), or None."""
+    found = _UNPRINTABLE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    if "\ud800" <= char <= "\udfff":
+        kind = "a lone surrogate, which is not valid Unicode"
+    elif char in "\ufffe\uffff":
+        kind = "a Unicode noncharacter"
+    else:
+        kind = "a control character"
+    return f"holds U+{ord(char):04X}, {kind}; ids and names must be printable text"
+
+
 def _passed(value: Any) -> tuple[bool, bool | None]:
     """(ok, outcome): true/false, 1/0, or null for a run that could not be evaluated."""
     if value is None or isinstance(value, bool):
@@ -317,13 +362,28 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: Said of a document nested deeper than Python's parsers can recurse.
+TOO_DEEP = "nested too deeply to read"
+
+
 def json_loads(text: str | bytes) -> Any:
-    """json.loads that refuses NaN and Infinity, which Python accepts by default."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """json.loads that refuses NaN and Infinity, which Python accepts by default,
+    and says ValueError for a document too deeply nested to parse."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
 
 
 def _describe(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else str(value)
+    try:
+        text = (
+            json.dumps(value)
+            if not isinstance(value, float) or math.isfinite(value)
+            else str(value)
+        )
+    except RecursionError:
+        text = f"a {type(value).__name__} {TOO_DEEP}"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -466,6 +526,19 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
 # ---------------------------------------------------------------- YAML suite file
 
 
+def yaml_load(text: str) -> Any:
+    """limits.load_yaml (safe, with bounded aliases and nesting); every way it can fail
+    on bad text raises YAMLError or ValueError."""
+    try:
+        return load_yaml(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    except (TypeError, AttributeError, OverflowError, KeyError, IndexError) as error:
+        # PyYAML's constructors fail like this on malformed tagged values such as
+        # !!timestamp "x" or !!bool "x" (ValueError, for !!float "abc", passes through).
+        raise ValueError(f"a tagged value cannot be read ({error})") from None
+
+
 def _yaml_document(path: Path, problems: Problems) -> Any:
     try:
         text = read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig")
@@ -476,7 +549,10 @@ def _yaml_document(path: Path, problems: Problems) -> Any:
         problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
         return None
     try:
-        return load_yaml(text)
+        return yaml_load(text)
+    except ValueError as error:
+        problems.add(f"{path}: not valid YAML: {error}")
+        return None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -580,6 +656,9 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
     excluded = _count(item.get("excluded", 0))
     if runs < 1:
         problems.add(f"{where}.runs: must be at least 1, got {runs}")
+    elif runs > MAX_COUNT or (excluded is not None and excluded > MAX_COUNT):
+        key = "runs" if runs > MAX_COUNT else "excluded"
+        problems.add(f"{where}.{key}: must be at most {MAX_COUNT:,}, got {item[key]}")
     elif successes < 0:
         problems.add(f"{where}.successes: must not be negative, got {successes}")
     elif successes > runs:
@@ -610,6 +689,7 @@ def _did_you_mean(key: str, known: set[str] | tuple[str, ...]) -> str:
 
 
 did_you_mean = _did_you_mean
+describe = _describe
 
 
 # ---------------------------------------------------------------- τ-bench and τ²-bench
@@ -638,6 +718,17 @@ def _non_finite_paths(doc: Any) -> Iterator[tuple[str, str]]:
             stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refusing a key given twice: json.loads kept the last, so a second
+    "reward" silently replaced the first."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        doc[key] = value
+    return doc
+
+
 def load_json_document(path: Path, problems: Problems) -> Any:
     try:
         raw = read_limited(path, MAX_DOCUMENT_BYTES)
@@ -658,7 +749,7 @@ def load_json_document(path: Path, problems: Problems) -> Any:
         return _NonFinite(name)
 
     try:
-        doc = json.loads(raw, parse_constant=constant)
+        doc = json.loads(raw, parse_constant=constant, object_pairs_hook=_unique_keys)
         if not constants:
             return doc
         for where, name in _non_finite_paths(doc):
@@ -670,15 +761,26 @@ def load_json_document(path: Path, problems: Problems) -> Any:
         problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
     except json.JSONDecodeError as error:
         problems.add(f"{path}:{error.lineno}: not valid JSON: {_json_reason(error)}")
+    except RecursionError:
+        problems.add(f"{path}: not valid JSON: {TOO_DEEP}")
     except ValueError as error:
         problems.add(f"{path}: not valid JSON: {error}")
     return None
 
 
 def _reward_passed(value: Any) -> bool | None:
+    """Pass (reward 1) or fail (anything below); None for a reward outside 0 to 1, which
+    was counted as a silent failure (a reward of 2 or -1 is a broken record)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
-    return 1 - REWARD_TOLERANCE <= value <= 1 + REWARD_TOLERANCE
+    if not -REWARD_TOLERANCE <= value <= 1 + REWARD_TOLERANCE:
+        return None
+    return value >= 1 - REWARD_TOLERANCE
+
+
+def _reward_problem(value: Any) -> str:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return f"expected a number{' from 0 to 1' if number else ''}, got {_describe(value)}"
 
 
 def read_tau_bench(source: Source, tally: Tally, doc: Any = None) -> None:
@@ -708,9 +810,7 @@ def read_tau_bench(source: Source, tally: Tally, doc: Any = None) -> None:
             continue
         passed = _reward_passed(record.get("reward"))
         if passed is None:
-            problems.add(
-                f"{where}.reward: expected a number, got {_describe(record.get('reward'))}"
-            )
+            problems.add(f"{where}.reward: {_reward_problem(record.get('reward'))}")
             continue
         trial = record.get("trial")
         if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
@@ -771,7 +871,7 @@ def read_tau2_bench(source: Source, tally: Tally, doc: Any = None) -> None:
             field_name = "reward_info.reward"
         passed = _reward_passed(reward)
         if passed is None:
-            problems.add(f"{where}.{field_name}: expected a number, got {_describe(reward)}")
+            problems.add(f"{where}.{field_name}: {_reward_problem(reward)}")
             continue
         tally.add_run(where, task, passed, run=trial, suite=suite, model=model)
 
@@ -850,6 +950,10 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
     if not os.access(path, os.R_OK):
         problems.add(f"{path}: cannot be read (permission denied)")
         return None, []
+    special = not_regular(path)
+    if special is not None:
+        problems.add(f"{path}: {special}")
+        return None, []
     if path.stat().st_size == 0:
         problems.add(f"{path}: the file is empty: no runs to count")
         return None, []
@@ -878,6 +982,28 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
     if not sets or not any(rs.tasks for rs in sets):
         problems.add(f"{path}: no tasks found")
     return name, sets
+
+
+def not_regular(path: Path) -> str | None:
+    """Why a path that exists is not a file to read, or None for a regular file.
+
+    A FIFO blocked the build (or read as empty) and a device such as /dev/zero
+    never ends or was reported as "not UTF-8 text".
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
+    return f"is {kind}, not a regular file; save its contents to a file first"
 
 
 @dataclass

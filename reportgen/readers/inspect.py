@@ -121,6 +121,13 @@ def read_inspect(source: Source, tally: Tally) -> None:
     if zipfile.is_zipfile(path):
         _read_eval_zip(source, tally)
         return
+    with path.open("rb") as handle:
+        if handle.read(4) == b"PK\x03\x04":
+            # A zip's table of contents is at its end: without it the log was cut short.
+            problems.add(
+                f"{path}: damaged zip archive: its end is missing (was the file cut short?)"
+            )
+            return
     doc = load_json_document(path, problems)
     if doc is None:
         return
@@ -151,6 +158,9 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
             header = _member_json(archive, members["header.json"], path, problems)
             if header is None:
                 return
+            if not isinstance(header, dict):
+                problems.add(f"{path}: header.json: expected an object with the eval's header")
+                return
             scorer = _choose_scorer(path, header, source.scorer, problems)
             if scorer is None:
                 return
@@ -171,7 +181,8 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
                 sample = _member_json(archive, members[name], path, problems)
                 if sample is not None:
                     _add_sample(f"{path}: {name}", sample, scorer, suite, model, tally)
-    except (zipfile.BadZipFile, OSError) as error:
+    except (zipfile.BadZipFile, NotImplementedError, OSError) as error:
+        # NotImplementedError: a zip version or feature zipfile does not read.
         problems.add(f"{path}: damaged zip archive: {error}")
 
 

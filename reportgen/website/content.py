@@ -41,7 +41,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from ..errors import UserError
-from ..limits import load_yaml
+from ..readers import yaml_load
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
@@ -73,7 +73,7 @@ def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
     lines = text.splitlines(keepends=True)
     for i in range(1, len(lines)):
         if lines[i].rstrip() == "---":
-            meta = load_yaml("".join(lines[1:i])) or {}
+            meta = yaml_load("".join(lines[1:i])) or {}
             if not isinstance(meta, dict):
                 raise ValueError("front matter must be a mapping")
             return "".join(lines[i + 1 :]), meta, i + 1

@@ -18,6 +18,7 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -316,7 +317,9 @@ class Renderer:
         chunks = [range(a, min(a + _CHUNK, count)) for a in range(0, count, _CHUNK)]
         context = multiprocessing.get_context("fork")
         try:
-            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            with ProcessPoolExecutor(
+                workers, mp_context=context, initializer=_ignore_interrupts
+            ) as pool:
                 # A few chunks in flight per worker, not all of them: finished pages
                 # wait here only until they are written, which bounds the memory.
                 pending: deque[Future[list[tuple[str, bytes]]]] = deque()
@@ -422,6 +425,12 @@ def _worker_count(pages: int) -> int:
     if pages < PARALLEL_MIN_PAGES or "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return min(os.cpu_count() or 1, 8)
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches every process of the terminal's group: the build stops in the
+    # parent, which says so once; without this each worker printed a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _render_chunk(indices: range) -> list[tuple[str, bytes]]:
