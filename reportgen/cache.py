@@ -26,8 +26,9 @@ from typing import Any, TypeVar
 import orjson
 
 from . import __version__
+from .counts import EXCLUDED, PASS, ResultSet, TaskCounts
 from .limits import MAX_DOCUMENT_BYTES
-from .readers import EXCLUDED, FORMATS, PASS, Loaded, ResultSet, TaskCounts
+from .readers import FORMATS, Loaded
 from .website.chart import Chart, SiteCharts
 
 CACHE_DIR = ".reportgen-cache"

@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 from .config import MAX_K, confidence_extreme
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
-from .readers import MAX_COUNT, describe, json_loads, not_regular
+from .readers.base import MAX_COUNT, describe, json_loads, not_regular
 
 
 def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[str, Any]:

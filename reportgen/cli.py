@@ -18,7 +18,8 @@ from . import __version__
 from .build import build
 from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
 from .errors import UserError, os_reason
-from .readers import FORMATS, MAX_COUNT, Source, load_sources, unprintable
+from .readers import FORMATS, Source, load_sources
+from .readers.base import MAX_COUNT, unprintable
 from .report import build_report
 from .stats.coverage import check_coverage
 from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite

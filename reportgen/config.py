@@ -17,7 +17,8 @@ import yaml
 
 from .errors import Problems, UserError
 from .limits import MAX_YAML_BYTES, TooLarge, read_limited
-from .readers import FORMATS, Source, did_you_mean, not_regular, unprintable, yaml_load
+from .readers import FORMATS, Source
+from .readers.base import did_you_mean, not_regular, unprintable, yaml_load
 
 CONFIG_NAME = "reportgen.yaml"
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
-from .readers import MAX_COUNT, json_loads, not_regular, unprintable
+from .readers.base import MAX_COUNT, json_loads, not_regular, unprintable
 from .stats.compare import Comparison, compare
 from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
 

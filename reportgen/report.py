@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .counts import ResultSet, TaskCounts
 from .history import Json, SiteHistory, site_history
-from .readers import ResultSet, TaskCounts
 from .stats.bootstrap import (
     SHOWN_INTERVAL,
     TwoStageBootstrap,

@@ -19,16 +19,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from reportgen.counts import ResultSet
 from reportgen.errors import MAX_PROBLEMS, UserError
-from reportgen.readers import (
-    FORMATS,
-    MAX_LINE_BYTES,
-    Loaded,
-    ResultSet,
-    Source,
-    detect_format,
-    load_sources,
-)
+from reportgen.readers import FORMATS, Loaded, Source, detect_format, load_sources
+from reportgen.readers.jsonl import MAX_LINE_BYTES
 from reportgen.stats.estimate import estimate_suite
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import Problems
 from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
-from . import Source, Tally, json_loads, load_json_document, task_id_of
+from .base import Reader, Source, Tally, json_loads, load_json_document, task_id_of
 
 ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip local header
@@ -271,3 +271,23 @@ def _add_sample(
         problems.add(f"{where}.scores.{scorer}.value: a {type(value).__name__} is not one score")
         return
     tally.add_run(where, task, _is_pass(value), suite=suite, model=model, run=epoch)
+
+
+def sniff(head: bytes) -> bool:
+    """A zip archive (an .eval log), or a JSON log with eval and samples or results."""
+    if head.startswith(b"PK\x03\x04"):
+        return True
+    return (
+        head.startswith(b"{")
+        and b'"eval"' in head
+        and (b'"samples"' in head or b'"results"' in head)
+    )
+
+
+READER = Reader(
+    name="inspect",
+    suffixes=(".eval",),
+    sniff=sniff,
+    read=read_inspect,
+    summary="Inspect AI logs, .eval (zstd or deflate) or .json; scorer: picks one of several",
+)

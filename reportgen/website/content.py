@@ -41,7 +41,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from ..errors import UserError
-from ..readers import yaml_load
+from ..readers.base import yaml_load
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison

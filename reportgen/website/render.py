@@ -30,9 +30,9 @@ import jinja2
 from markupsafe import Markup, escape
 
 from .. import __version__
+from ..counts import EXCLUDED, FAIL, PASS, TaskCounts
 from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
-from ..readers import EXCLUDED, FAIL, PASS, TaskCounts
 from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_csv_rows
 from ..terminal import fixed, isolate_bidi, percent, percent1
 from ..views import report_json

@@ -1,0 +1,60 @@
+"""The data model every stage shares: per-task counts and result sets.
+
+Readers fill it, the statistics read its counts, and the task pages read the
+run order kept in `codes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Run outcome codes, one byte per run: compact enough for millions of runs.
+PASS, FAIL, EXCLUDED = 1, 0, 2
+
+
+@dataclass
+class TaskCounts:
+    """One task of one result set: its counts, and its runs in run order when known."""
+
+    id: str
+    successes: int = 0
+    runs: int = 0
+    excluded: int = 0
+    category: str | None = None
+    #: One byte per recorded run (PASS, FAIL or EXCLUDED) in run order; None when
+    #: the task was given as counts only, so no run order exists.
+    codes: bytes | None = None
+    #: Transcript links by position in the run order, when runs carry a url.
+    urls: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def outcomes(self) -> list[bool | None] | None:
+        """The runs as True (passed), False (failed) or None (not evaluated)."""
+        if self.codes is None:
+            return None
+        return [None if code == EXCLUDED else code == PASS for code in self.codes]
+
+
+@dataclass
+class ResultSet:
+    """The tasks of one (suite, model) pair read from one or more files."""
+
+    suite: str
+    model: str
+    name: str
+    format: str
+    sources: list[str]
+    tasks: list[TaskCounts]
+
+    @property
+    def excluded_runs(self) -> int:
+        return sum(t.excluded for t in self.tasks)
+
+    @property
+    def runs(self) -> int:
+        return sum(t.runs for t in self.tasks)
+
+    @property
+    def evaluated_tasks(self) -> list[TaskCounts]:
+        """Tasks with at least one evaluated run: the ones that can be estimated."""
+        return [t for t in self.tasks if t.runs > 0]

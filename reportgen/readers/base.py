@@ -1,0 +1,455 @@
+"""What every reader shares: the input `Source`, the `Tally` that groups runs
+into result sets and checks them, and the field checks and JSON helpers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import stat
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
+from ..errors import Problems
+from ..limits import MAX_DOCUMENT_BYTES, TooLarge, load_yaml, read_limited
+
+#: The most runs one task may have. Larger counts (in a YAML suite, a history or a
+#: report) overflowed numpy's 64-bit integers with a traceback; no eval runs a
+#: task a billion times.
+MAX_COUNT = 10**9
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file and how to read it (from the config or the command line)."""
+
+    path: Path
+    format: str | None = None
+    suite: str | None = None
+    model: str | None = None
+    name: str | None = None
+    scorer: str | None = None
+
+
+def _append(values: array[int] | list[Any], value: Any) -> array[int] | list[Any]:
+    """Append to a compact integer array, or to a list once a value does not fit one."""
+    if isinstance(values, array):
+        if type(value) is int:
+            try:
+                values.append(value)
+                return values
+            except OverflowError:
+                pass
+        values = list(values)
+    values.append(value)
+    return values
+
+
+class _TaskTally:
+    __slots__ = ("category", "codes", "counts_only", "positions", "run_ids", "urls")
+
+    def __init__(self) -> None:
+        self.codes = bytearray()
+        #: Run ids and where each run was read (line or record), only when runs
+        #: carry ids: duplicates are found by sorting once at the end. Machine
+        #: integers while they fit (8 bytes a run, not a Python object each).
+        self.run_ids: array[int] | list[Any] | None = None
+        self.positions: array[int] | list[Any] | None = None
+        self.urls: dict[int, str] = {}
+        self.category: str | None = None
+        self.counts_only: tuple[int, int, int] | None = None
+
+
+class Tally:
+    """Groups runs by (suite, model, task) for one source file, checking as it goes.
+
+    A run's position is where it was read: a line number (turned into "file:line"
+    by `locate`) or a ready-made location string such as a key path.
+    """
+
+    def __init__(self, source: Source, problems: Problems) -> None:
+        self.source = source
+        self.problems = problems
+        self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
+        self._last_key: tuple[str | None, str | None] | None = None
+        self._last_tasks: dict[str, _TaskTally] = {}
+        self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
+
+    def where(self, position: int | str) -> str:
+        return position if isinstance(position, str) else self.locate(position)
+
+    def _tasks(
+        self, suite: str | None, model: str | None, position: int | str
+    ) -> dict[str, _TaskTally]:
+        # The config's suite and model win over the file's; the file name is the last resort.
+        key = (
+            self.source.suite or suite or self.source.path.stem,
+            self.source.model or model or "",
+        )
+        tasks = self.groups.get(key)
+        if tasks is None:
+            tasks = self.groups[key] = {}
+            for what, name in zip(("suite", "model"), key, strict=True):
+                self._check_text(position, what, name)
+        return tasks
+
+    def _check_text(self, position: int | str, what: str, text: str) -> None:
+        """A located problem when an id or name holds a character no page can show."""
+        problem = unprintable(text)
+        if problem is not None:
+            self.problems.add(f"{self.where(position)}: {what} {text!r} {problem}")
+
+    def add_run(
+        self,
+        position: int | str,
+        task: str,
+        passed: bool | None,
+        suite: str | None = None,
+        model: str | None = None,
+        run: Any = None,
+        category: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        # Runs of one (suite, model) usually come in a row: reuse the last group.
+        if self._last_key == (suite, model):
+            tasks = self._last_tasks
+        else:
+            tasks = self._last_tasks = self._tasks(suite, model, position)
+            self._last_key = (suite, model)
+        tally = tasks.get(task)
+        if tally is None:
+            tally = tasks[task] = _TaskTally()
+            self._check_text(position, "task id", task)
+        if run is not None:
+            ids, positions = tally.run_ids, tally.positions
+            if ids is None or positions is None:
+                ids = tally.run_ids = array("q")
+                positions = tally.positions = array("q")
+            # The common case inline (this runs once per line of a large file).
+            if type(ids) is array and type(run) is int and -(1 << 63) <= run < (1 << 63):
+                ids.append(run)
+            else:
+                tally.run_ids = _append(ids, run)
+            if type(positions) is array and type(position) is int:
+                positions.append(position)
+            else:
+                tally.positions = _append(positions, position)
+        if category is not None and category != tally.category:
+            self._check_text(position, "category", category)
+            tally.category = category
+        if url is not None:
+            tally.urls[len(tally.codes)] = url
+        tally.codes.append(EXCLUDED if passed is None else PASS if passed else FAIL)
+
+    def add_counts(
+        self,
+        where: str,
+        task: str,
+        successes: int,
+        runs: int,
+        *,
+        suite: str | None = None,
+        model: str | None = None,
+        category: str | None = None,
+        excluded: int = 0,
+    ) -> None:
+        """A task given as counts only (the YAML suite file): no runs, no run order."""
+        tally = self._tasks(suite, model, where)[task] = _TaskTally()
+        self._check_text(where, "task id", task)
+        if category is not None:
+            self._check_text(where, "category", category)
+        tally.category = category
+        tally.counts_only = (successes, runs, excluded)
+
+    def result_sets(
+        self, format_name: str, suite: str | None, model: str | None
+    ) -> list[ResultSet]:
+        sets = []
+        for (suite_name, model_name), tasks in self.groups.items():
+            suite_name = suite or suite_name
+            model_name = model or model_name
+            counted = [self._counts(task_id, tally) for task_id, tally in tasks.items()]
+            sets.append(
+                ResultSet(
+                    suite=suite_name,
+                    model=model_name,
+                    name=self.source.name or _default_name(suite_name, model_name),
+                    format=format_name,
+                    sources=[str(self.source.path)],
+                    tasks=counted,
+                )
+            )
+        return sets
+
+    def _counts(self, task_id: str, tally: _TaskTally) -> TaskCounts:
+        if tally.counts_only is not None:
+            successes, runs, excluded = tally.counts_only
+            return TaskCounts(task_id, successes, runs, excluded, tally.category)
+        codes = bytes(tally.codes)
+        urls = tally.urls
+        if tally.run_ids is not None:
+            # Runs carry ids: check each appears once (also when some runs have none,
+            # which once skipped the check), and show them in run order.
+            run_ids, positions = tally.run_ids, tally.positions
+            assert positions is not None
+            order = sorted(range(len(run_ids)), key=lambda i: _sort_key(run_ids[i]))
+            keys = [_sort_key(run_ids[i]) for i in order]
+            for before, after, i in zip(keys, keys[1:], order[1:], strict=False):
+                if before == after and not self.problems.truncated:
+                    first = order[keys.index(after)]
+                    self.problems.add(
+                        f"{self.where(positions[i])}: run {run_ids[i]!r} of task {task_id!r} "
+                        f"appears twice (first at {self.where(positions[first])})"
+                    )
+            if len(run_ids) == len(codes):
+                remap = {old: new for new, old in enumerate(order)}
+                codes = bytes(codes[i] for i in order)
+                urls = {remap[i]: u for i, u in urls.items()}
+        excluded = codes.count(EXCLUDED)
+        return TaskCounts(
+            id=task_id,
+            successes=codes.count(PASS),
+            runs=len(codes) - excluded,
+            excluded=excluded,
+            category=tally.category,
+            codes=codes,
+            urls=dict(urls),
+        )
+
+
+def _sort_key(run: Any) -> tuple[int, Any]:
+    return (0, run) if isinstance(run, int) else (1, str(run))
+
+
+def _default_name(suite: str, model: str) -> str:
+    return f"{model} · {suite}" if model else suite
+
+
+def task_id_of(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    return None
+
+
+#: Characters no id, name or label may hold: controls (NUL, newline, escape, ...), which
+#: broke the chart converter and split messages; lone surrogates, which cannot be
+#: written as UTF-8; and the noncharacters U+FFFE and U+FFFF.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def unprintable(text: str) -> str | None:
+    """Why text cannot be shown as an id or a name (its first bad character), or None."""
+    found = _UNPRINTABLE.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    if "\ud800" <= char <= "\udfff":
+        kind = "a lone surrogate, which is not valid Unicode"
+    elif char in "\ufffe\uffff":
+        kind = "a Unicode noncharacter"
+    else:
+        kind = "a control character"
+    return f"holds U+{ord(char):04X}, {kind}; ids and names must be printable text"
+
+
+def parse_passed(value: Any) -> tuple[bool, bool | None]:
+    """(ok, outcome): true/false, 1/0, or null for a run that could not be evaluated."""
+    if value is None or isinstance(value, bool):
+        return True, value
+    if isinstance(value, int) and value in (0, 1):
+        return True, value == 1
+    return False, None
+
+
+def is_optional_text(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and bool(value.strip()))
+
+
+def is_http_url(value: Any) -> bool:
+    return isinstance(value, str) and value.lower().startswith(("http://", "https://"))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+#: Said of a document nested deeper than Python's parsers can recurse.
+TOO_DEEP = "nested too deeply to read"
+
+
+def json_loads(text: str | bytes) -> Any:
+    """json.loads that refuses NaN and Infinity, which Python accepts by default,
+    and says ValueError for a document too deeply nested to parse."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+
+
+def describe(value: Any) -> str:
+    try:
+        text = (
+            json.dumps(value)
+            if not isinstance(value, float) or math.isfinite(value)
+            else str(value)
+        )
+    except RecursionError:
+        text = f"a {type(value).__name__} {TOO_DEEP}"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def json_reason(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        # In brackets: some messages end in "at" ("Unterminated string starting at").
+        return f"{error.msg} (column {error.colno})"
+    return str(error)
+
+
+def yaml_load(text: str) -> Any:
+    """limits.load_yaml (safe, with bounded aliases and nesting); every way it can fail
+    on bad text raises YAMLError or ValueError."""
+    try:
+        return load_yaml(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+    except (TypeError, AttributeError, OverflowError, KeyError, IndexError) as error:
+        # PyYAML's constructors fail like this on malformed tagged values such as
+        # !!timestamp "x" or !!bool "x" (ValueError, for !!float "abc", passes through).
+        raise ValueError(f"a tagged value cannot be read ({error})") from None
+
+
+def did_you_mean(key: str, known: set[str] | tuple[str, ...]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+describe = describe
+
+
+class _NonFinite:
+    """Stands in for a NaN or Infinity while a document is parsed, so it can be located."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _non_finite_paths(doc: Any) -> Iterator[tuple[str, str]]:
+    """(key path, constant) for each _NonFinite in doc, in document order."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, _NonFinite):
+            yield where or "(top level)", value.name
+        elif isinstance(value, dict):
+            prefix = f"{where}." if where else ""
+            stack.extend((f"{prefix}{key}", item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object, refusing a key given twice: json.loads kept the last, so a second
+    "reward" silently replaced the first."""
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        doc[key] = value
+    return doc
+
+
+def load_json_document(path: Path, problems: Problems) -> Any:
+    try:
+        raw = read_limited(path, MAX_DOCUMENT_BYTES)
+    except TooLarge as error:
+        problems.add(f"{path}: {error}")
+        return None
+    except OSError as error:
+        problems.add(f"{path}: cannot read: {error.strerror}")
+        return None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    # NaN and Infinity are refused as in json_loads, but parsed first into markers so each
+    # problem names its key path (e.g. "[3].reward") instead of only the file.
+    constants: list[str] = []
+
+    def constant(name: str) -> _NonFinite:
+        constants.append(name)
+        return _NonFinite(name)
+
+    try:
+        doc = json.loads(raw, parse_constant=constant, object_pairs_hook=_unique_keys)
+        if not constants:
+            return doc
+        for where, name in _non_finite_paths(doc):
+            if problems.truncated:
+                break
+            problems.add(f"{path}: {where}: {name} is not valid JSON; expected a number")
+        return None
+    except UnicodeDecodeError:
+        problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
+    except json.JSONDecodeError as error:
+        problems.add(f"{path}:{error.lineno}: not valid JSON: {json_reason(error)}")
+    except RecursionError:
+        problems.add(f"{path}: not valid JSON: {TOO_DEEP}")
+    except ValueError as error:
+        problems.add(f"{path}: not valid JSON: {error}")
+    return None
+
+
+def not_regular(path: Path) -> str | None:
+    """Why a path that exists is not a file to read, or None for a regular file.
+
+    A FIFO blocked the build (or read as empty) and a device such as /dev/zero
+    never ends or was reported as "not UTF-8 text".
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
+    return f"is {kind}, not a regular file; save its contents to a file first"
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One input format: its name, how to recognise a file, and how to read it.
+
+    `suffixes` settle the format by the file name alone; otherwise `sniff` looks
+    at the first 64 KiB (byte-order mark and leading white space removed).
+    `read` hands every run or task count to the tally, reporting problems
+    through `tally.problems` with their location.
+    """
+
+    name: str
+    suffixes: tuple[str, ...]
+    sniff: Callable[[bytes], bool]
+    read: Callable[[Source, Tally], None]
+    #: One line for `reportgen formats` and the README's format table.
+    summary: str
+
+
+def never(head: bytes) -> bool:
+    """For formats recognised by their suffix only."""
+    return False

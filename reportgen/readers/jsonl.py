@@ -1,0 +1,170 @@
+"""Canonical JSONL, one run per line (also human-eval's *_results.jsonl)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .base import (
+    Reader,
+    Source,
+    Tally,
+    describe,
+    is_http_url,
+    is_optional_text,
+    json_loads,
+    json_reason,
+    parse_passed,
+    task_id_of,
+)
+
+#: A JSONL line longer than this is refused without being read into memory whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | str]]:
+    """(line number, line) for each non-blank line; an over-long line yields an error string."""
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            line = handle.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            number += 1
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                yield number, f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
+                # Skip the rest of that line without holding it.
+                while line and not line.endswith(b"\n"):
+                    line = handle.readline(MAX_LINE_BYTES)
+                continue
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte-order mark, as some editors write
+            if line.strip():
+                yield number, line
+
+
+def read_jsonl(source: Source, tally: Tally) -> None:
+    """One run per line: {"task": "t1", "passed": true, ...}.
+
+    This is the hot loop of a large build (a million lines), so the common
+    record, with every field well-formed, takes a short path: orjson to parse,
+    plain type checks, one call to the tally. Anything unusual goes through
+    `_canonical_record`, which checks the same rules and says what is wrong.
+    """
+    problems = tally.problems
+    name = source.path
+    add_run = tally.add_run
+    loads = orjson.loads
+    for number, line in _jsonl_lines(source.path):
+        # Stop once a problem beyond MAX_PROBLEMS was seen (Problems then adds the
+        # "stopped after" line), so the user learns that more may follow.
+        if problems.truncated:
+            return
+        if isinstance(line, str):
+            problems.add(f"{name}:{number}: {line}")
+            continue
+        try:
+            record = loads(line)
+        except orjson.JSONDecodeError:
+            # Slow path: the standard parser gives the message (and accepts
+            # integers wider than 64 bits, which orjson refuses).
+            try:
+                record = json_loads(line)
+            except UnicodeDecodeError:
+                problems.add(f"{name}:{number}: not UTF-8 text (is this a binary file?)")
+                continue
+            except ValueError as error:
+                hint = "" if line.endswith(b"\n") else " (the last line looks cut short)"
+                problems.add(f"{name}:{number}: not valid JSON: {json_reason(error)}{hint}")
+                continue
+        if type(record) is dict:
+            get = record.get
+            task = get("task")
+            if task is None:
+                task = get("task_id")
+            passed = get("passed", _MISSING)
+            suite, model, run = get("suite"), get("model"), get("run")
+            category, url = get("category"), get("url")
+            if (
+                type(task) is str
+                and task.strip()
+                and (passed is True or passed is False or passed is None)
+                and (suite is None or (type(suite) is str and suite.strip()))
+                and (model is None or (type(model) is str and model.strip()))
+                and (category is None or (type(category) is str and category.strip()))
+                and (run is None or type(run) is int or type(run) is str)
+                and (url is None or is_http_url(url))
+            ):
+                add_run(number, task, passed, suite, model, run, category, url)
+                continue
+        _canonical_record(number, record, tally)
+
+
+_MISSING = object()
+
+
+def _canonical_record(position: int, record: Any, tally: Tally) -> None:
+    problems = tally.problems
+    where = tally.where(position)
+    if not isinstance(record, dict):
+        problems.add(f'{where}: expected an object like {{"task": ..., "passed": ...}}')
+        return
+    raw_task = record.get("task", record.get("task_id"))
+    task = task_id_of(raw_task)
+    if task is None:
+        what = "missing" if raw_task is None else f"{describe(raw_task)} is not a task id"
+        problems.add(f'{where}: "task" (or "task_id"): {what}; expected a string or integer')
+        return
+    if "passed" not in record:
+        problems.add(f'{where}: "passed" is missing; expected true, false, 1, 0 or null')
+        return
+    ok, passed = parse_passed(record["passed"])
+    if not ok:
+        problems.add(
+            f'{where}: "passed": {describe(record["passed"])} is not true, false, 1, 0 or null'
+        )
+        return
+    for key in ("suite", "model", "category"):
+        if not is_optional_text(record.get(key)):
+            problems.add(f'{where}: "{key}" must be a non-empty string')
+            return
+    url = record.get("url")
+    if url is not None and not is_http_url(url):
+        problems.add(f'{where}: "url" must be an http or https link')
+        return
+    run = record.get("run")
+    if run is not None and (isinstance(run, bool) or not isinstance(run, int | str)):
+        problems.add(f'{where}: "run" must be an integer or a string')
+        return
+    tally.add_run(
+        position,
+        task,
+        passed,
+        suite=record.get("suite"),
+        model=record.get("model"),
+        run=run,
+        category=record.get("category"),
+        url=url,
+    )
+
+
+def sniff(head: bytes) -> bool:
+    """A JSON object whose first line has "passed" and a task key."""
+    first_line = head.split(b"\n", 1)[0]
+    return (
+        head.startswith(b"{")
+        and b'"passed"' in first_line
+        and (b'"task"' in first_line or b'"task_id"' in first_line)
+    )
+
+
+READER = Reader(
+    name="jsonl",
+    suffixes=(".jsonl",),
+    sniff=sniff,
+    read=read_jsonl,
+    summary='one run per line: {"task": ..., "passed": true}; human-eval\'s *_results.jsonl too',
+)

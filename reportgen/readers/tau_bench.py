@@ -1,0 +1,166 @@
+"""τ-bench (a JSON array of trials) and τ²-bench (results.json) results."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .base import Reader, Source, Tally, describe, load_json_document, task_id_of
+
+#: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
+REWARD_TOLERANCE = 1e-6
+
+
+def _reward_passed(value: Any) -> bool | None:
+    """Pass (reward 1) or fail (anything below); None for a reward outside 0 to 1, which
+    was counted as a silent failure (a reward of 2 or -1 is a broken record)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if not -REWARD_TOLERANCE <= value <= 1 + REWARD_TOLERANCE:
+        return None
+    return value >= 1 - REWARD_TOLERANCE
+
+
+def _reward_problem(value: Any) -> str:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return f"expected a number{' from 0 to 1' if number else ''}, got {describe(value)}"
+
+
+def read_tau_bench(source: Source, tally: Tally) -> None:
+    """τ-bench: a JSON array of {task_id, trial, reward, ...}."""
+    problems = tally.problems
+    path = source.path
+    doc = load_json_document(path, problems)
+    if doc is None:
+        return
+    if not isinstance(doc, list):
+        problems.add(f"{path}: expected a JSON array of records with task_id, trial and reward")
+        return
+    if not doc:
+        problems.add(f"{path}: the array is empty: no runs to count")
+        return
+    for i, record in enumerate(doc):
+        where = f"{path}: [{i}]"
+        if problems.truncated:  # not `full`: see read_jsonl
+            return
+        if not isinstance(record, dict):
+            problems.add(f"{where}: expected an object with task_id, trial and reward")
+            continue
+        task = task_id_of(record.get("task_id"))
+        if task is None:
+            problems.add(f"{where}.task_id: expected a string or integer")
+            continue
+        passed = _reward_passed(record.get("reward"))
+        if passed is None:
+            problems.add(f"{where}.reward: {_reward_problem(record.get('reward'))}")
+            continue
+        trial = record.get("trial")
+        if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
+            problems.add(f"{where}.trial: expected an integer")
+            continue
+        tally.add_run(where, task, passed, run=trial)
+
+
+#: τ²-bench's termination reason for a simulation that failed for reasons
+#: outside the agent (it is left out of n and counted as excluded).
+TAU2_INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+
+def read_tau2_bench(source: Source, tally: Tally) -> None:
+    """τ²-bench: results.json with simulations[] (task_id, trial, reward_info.reward)."""
+    problems = tally.problems
+    path = source.path
+    doc = load_json_document(path, problems)
+    if doc is None:
+        return
+    sims = doc.get("simulations") if isinstance(doc, dict) else None
+    key = "simulations"
+    if sims is None and isinstance(doc, dict) and isinstance(doc.get("simulation_index"), list):
+        # The split layout keeps one summary per simulation in simulation_index.
+        sims, key = doc["simulation_index"], "simulation_index"
+    if not isinstance(sims, list):
+        problems.add(f"{path}: simulations: expected a list of simulation records")
+        return
+    if not sims:
+        problems.add(f"{path}: simulations: the list is empty: no runs to count")
+        return
+    model = _tau2_model(doc)
+    suite = _tau2_domain(doc)
+    for i, sim in enumerate(sims):
+        where = f"{path}: {key}[{i}]"
+        if problems.truncated:  # not `full`: see read_jsonl
+            return
+        if not isinstance(sim, dict):
+            problems.add(f"{where}: expected an object")
+            continue
+        task = task_id_of(sim.get("task_id"))
+        if task is None:
+            problems.add(f"{where}.task_id: expected a string or integer")
+            continue
+        trial = sim.get("trial")
+        if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
+            problems.add(f"{where}.trial: expected an integer")
+            continue
+        if sim.get("termination_reason") == TAU2_INFRASTRUCTURE_ERROR:
+            tally.add_run(where, task, None, run=trial, suite=suite, model=model)
+            continue
+        if key == "simulation_index":
+            reward, field_name = sim.get("reward"), "reward"
+        else:
+            info = sim.get("reward_info")
+            reward = info.get("reward") if isinstance(info, dict) else None
+            field_name = "reward_info.reward"
+        passed = _reward_passed(reward)
+        if passed is None:
+            problems.add(f"{where}.{field_name}: {_reward_problem(reward)}")
+            continue
+        tally.add_run(where, task, passed, run=trial, suite=suite, model=model)
+
+
+def _tau2_model(doc: dict[str, Any]) -> str | None:
+    info = doc.get("info")
+    agent = info.get("agent_info") if isinstance(info, dict) else None
+    llm = agent.get("llm") if isinstance(agent, dict) else None
+    return llm if isinstance(llm, str) and llm.strip() else None
+
+
+def _tau2_domain(doc: dict[str, Any]) -> str | None:
+    info = doc.get("info")
+    env = info.get("environment_info") if isinstance(info, dict) else None
+    domain = env.get("domain_name") if isinstance(env, dict) else None
+    return domain if isinstance(domain, str) and domain.strip() else None
+
+
+def sniff_tau_bench(head: bytes) -> bool:
+    """τ-bench writes a JSON array of trials."""
+    return head.startswith(b"[")
+
+
+def sniff_tau2_bench(head: bytes) -> bool:
+    """τ²-bench's results.json: an object with simulations, or with tasks and info.
+
+    Tasks and info alone are not enough when the object also looks like an
+    Inspect log (eval with samples or results): that one is Inspect's.
+    """
+    if not head.startswith(b"{"):
+        return False
+    if b'"simulations"' in head or b'"simulation_index"' in head:
+        return True
+    inspect_like = b'"eval"' in head and (b'"samples"' in head or b'"results"' in head)
+    return b'"tasks"' in head and b'"info"' in head and not inspect_like
+
+
+TAU_BENCH = Reader(
+    name="tau-bench",
+    suffixes=(),
+    sniff=sniff_tau_bench,
+    read=read_tau_bench,
+    summary="τ-bench results: a JSON array of {task_id, trial, reward}",
+)
+TAU2_BENCH = Reader(
+    name="tau2-bench",
+    suffixes=(),
+    sniff=sniff_tau2_bench,
+    read=read_tau2_bench,
+    summary="τ²-bench results.json; infrastructure errors are excluded runs",
+)
