@@ -58,3 +58,8 @@ class ResultSet:
     def evaluated_tasks(self) -> list[TaskCounts]:
         """Tasks with at least one evaluated run: the ones that can be estimated."""
         return [t for t in self.tasks if t.runs > 0]
+
+    def counts_by_task(self) -> dict[str, tuple[int, int]]:
+        """{task id: (successes, evaluated runs)} of the evaluated tasks: what every
+        comparison and plan is made from."""
+        return {t.id: (t.successes, t.runs) for t in self.evaluated_tasks}

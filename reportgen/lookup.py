@@ -61,7 +61,7 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
         loaded = load_sources([Source(path)])
         ids = unique_slugs([rs.name for rs in loaded.result_sets], "results", strict=False)
         candidates = {
-            set_id: NamedCounts(rs.name, {t.id: (t.successes, t.runs) for t in rs.evaluated_tasks})
+            set_id: NamedCounts(rs.name, rs.counts_by_task())
             for set_id, rs in zip(ids, loaded.result_sets, strict=True)
         }
     if wanted:

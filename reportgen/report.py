@@ -324,8 +324,8 @@ def compare_pairs(sets: list[SetReport], k: int, confidence: float) -> list[Comp
     ids = unique_slugs([f"{a.id}-vs-{b.id}" for a, b in pairs], "comparison", strict=False)
     reports = []
     for pair_id, (a, b) in zip(ids, pairs, strict=True):
-        counts_a = {t.id: (t.successes, t.runs) for t in a.tasks}
-        counts_b = {t.id: (t.successes, t.runs) for t in b.tasks}
+        counts_a = a.result_set.counts_by_task()
+        counts_b = b.result_set.counts_by_task()
         if not set(counts_a) & set(counts_b):
             continue  # nothing shared: there is no paired comparison to make
         reports.append(ComparisonReport(pair_id, a, b, compare(counts_a, counts_b, k, confidence)))
