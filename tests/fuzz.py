@@ -47,6 +47,7 @@ from typing import Any
 
 from reportgen.cli import main
 from reportgen.readers import Source
+from reportgen.terminal import terminal_safe
 
 #: Seconds one case may take, in process or as a child.
 TIME_LIMIT = 30
@@ -691,8 +692,12 @@ def judge(
     if status == 2:
         if not errors:
             return "exit status 2 without an error line"
+        # Messages spell control and bidi characters out (terminal_safe), and a
+        # folder is named without its trailing slash.
         names = [
-            n.replace("{dir}", str(folder)).replace("\n", "\\n").replace("\r", "\\r")
+            terminal_safe(
+                n.replace("{dir}", str(folder)).replace("\n", "\\n").replace("\r", "\\r")
+            ).rstrip("/")
             for n in case.names
         ]
         if not any(name in line for line in errors for name in names):
