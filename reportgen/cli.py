@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from . import __version__
-from .build import build
 from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
 from .errors import UserError, os_reason
 from .readers import FORMATS, Source, load_sources
@@ -193,6 +192,10 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
+    # Only here: the site stack (Jinja, Altair, vl-convert) costs more to import
+    # than `estimate` or `check` takes to run.
+    from .build import build
+
     config = _config_for(args)
     result = build(config, force=args.force, use_cache=not args.no_cache)
     summary = (

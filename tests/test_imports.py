@@ -1,0 +1,99 @@
+"""The terminal commands do not load the site stack.
+
+Importing Jinja, Altair and vl-convert takes longer than `estimate` or `check`
+takes to run, so only `build` and `serve` may import them. Each command runs in
+a fresh interpreter and reports which modules it loaded: a behaviour test, not a
+timing (the timings are in the benchmark).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_RESULTS = ROOT / "example" / "results"
+
+#: Top-level modules that only building a site needs.
+SITE_STACK = (
+    "jinja2",
+    "altair",
+    "vl_convert",
+    "markdown_it",
+    "reportgen.website",
+    "reportgen.build",
+)
+
+_PROBE = """
+import json, sys
+from reportgen.cli import main
+status = main(sys.argv[1:])
+print(json.dumps({"status": status, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _loaded_modules(*argv: str) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    last = done.stderr.strip().splitlines()[-1]
+    result = json.loads(last)
+    return result["status"], set(result["modules"])
+
+
+def _site_stack(modules: set[str]) -> list[str]:
+    return sorted(
+        name for name in modules if any(name == m or name.startswith(m + ".") for m in SITE_STACK)
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("estimate", "--successes", "16", "--runs", "20", "-k", "3"),
+        ("estimate", "--suite", "16/20", "3/5", "10/10", "-k", "2", "--format", "json"),
+        ("plan", "--target-halfwidth", "0.05"),
+        ("summary", str(EXAMPLE_RESULTS / "agent-alpha.jsonl")),
+        (
+            "compare",
+            str(EXAMPLE_RESULTS / "agent-alpha.jsonl"),
+            str(EXAMPLE_RESULTS / "agent-beta.jsonl"),
+        ),
+    ],
+    ids=lambda argv: argv[0] if isinstance(argv, tuple) else str(argv),
+)
+def test_terminal_commands_skip_the_site_stack(argv: tuple[str, ...]) -> None:
+    status, modules = _loaded_modules(*argv)
+    assert status == 0
+    assert _site_stack(modules) == []
+
+
+def test_check_skips_the_site_stack(example_site: Path) -> None:
+    status, modules = _loaded_modules("check", str(example_site), "--min-reliability", "0.01")
+    assert status == 0
+    assert _site_stack(modules) == []
+
+
+def test_the_probe_sees_the_site_stack_when_building(tmp_path: Path) -> None:
+    # The same probe run on `build` must see Jinja and Altair, or the tests above
+    # would pass for the wrong reason.
+    results = tmp_path / "runs.jsonl"
+    results.write_text(
+        "".join(
+            json.dumps({"task": f"t{i}", "run": r, "passed": (i + r) % 3 != 0}) + "\n"
+            for i in range(3)
+            for r in range(4)
+        )
+    )
+    status, modules = _loaded_modules("build", str(results), "--output", str(tmp_path / "site"))
+    assert status == 0
+    # vl-convert runs in its own process (website/chart_engine.py), so it is not here.
+    assert {"jinja2", "altair", "markdown_it", "reportgen.website"} <= modules
