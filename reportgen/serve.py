@@ -3,11 +3,19 @@
 For previewing only: the server is Python's own static file server, bound to
 the loopback address. Changes are found by polling file times, which needs no
 extra dependency and works the same on every system.
+
+Open pages reload by themselves: HTML is rewritten on its way out (never on
+disk) to load a small script that asks the server every quarter second whether
+a build has finished since the page was sent. A failed build keeps the last
+good site served and lays the located message over the open page.
 """
 
 from __future__ import annotations
 
 import functools
+import io
+import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +30,58 @@ from .terminal import terminal_safe
 from .website.render import Theme
 
 Snapshot = dict[str, tuple[int, int]]
+
+#: URLs the preview server answers itself; no file of a site starts with this.
+LIVE_PREFIX = "/__reportgen__/"
+#: How often open pages ask whether the site was rebuilt, in milliseconds.
+POLL_MS = 250
+
+# The script every served page loads. It reloads the page when the build number
+# changes, and shows the last build's errors over the page until they are fixed.
+# DOM calls and textContent only: an error message is shown, never parsed as HTML.
+LIVE_SCRIPT = """\
+(function () {
+  "use strict";
+  var shown = document.currentScript.getAttribute("data-build");
+  var box = null;
+  function showProblems(problems) {
+    if (!problems.length) {
+      if (box) { box.remove(); box = null; }
+      return;
+    }
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "reportgen-build-error";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "position:fixed;inset:auto 0 0 0;max-height:60vh;overflow:auto;" +
+        "z-index:2147483647;margin:0;padding:1rem 1.25rem;background:#3b0a0a;color:#fff;" +
+        "font:14px/1.5 ui-monospace,monospace;border-top:4px solid #f87171";
+      document.body.appendChild(box);
+    }
+    box.textContent = "";
+    var title = document.createElement("strong");
+    title.textContent = "The last build failed; this is the last good page. Fix and save:";
+    var list = document.createElement("pre");
+    list.style.cssText = "margin:.5rem 0 0;white-space:pre-wrap";
+    list.textContent = problems.join("\\n");
+    box.appendChild(title);
+    box.appendChild(list);
+  }
+  function poll() {
+    fetch("__PREFIX__state", {cache: "no-store"})
+      .then(function (response) { return response.json(); })
+      .then(function (state) {
+        if (String(state.build) !== shown) { location.reload(); return; }
+        showProblems(state.problems);
+        setTimeout(poll, __POLL_MS__);
+      })
+      .catch(function () { setTimeout(poll, 1000); });
+  }
+  poll();
+})();
+""".replace("__PREFIX__", LIVE_PREFIX).replace("__POLL_MS__", str(POLL_MS))
+
+_CSP = re.compile(rb'(<meta http-equiv="Content-Security-Policy" content=")([^"]*)(")')
 
 
 def watched_paths(config: Config) -> list[Path]:
@@ -46,17 +106,75 @@ def snapshot(paths: list[Path]) -> Snapshot:
     return state
 
 
+def with_live_reload(html: bytes, build_number: int) -> bytes:
+    """A served page: the live-reload script added, and its CSP letting it run.
+
+    Only what the server sends changes; the built page on disk keeps
+    `script-src 'none'` (or the calculator's 'self').
+    """
+
+    def allow(match: re.Match[bytes]) -> bytes:
+        policy = match.group(2).replace(b"script-src 'none'", b"script-src 'self'")
+        if b"connect-src" not in policy:
+            policy += b"; connect-src 'self'"
+        return match.group(1) + policy + match.group(3)
+
+    html = _CSP.sub(allow, html, count=1)
+    tag = f'<script src="{LIVE_PREFIX}live.js" data-build="{build_number}"></script>'.encode()
+    end = html.rfind(b"</body>")
+    return html + tag if end < 0 else html[:end] + tag + html[end:]
+
+
 class _QuietHandler(SimpleHTTPRequestHandler):
+    def __init__(self, *args: Any, preview: PreviewServer, **kwargs: Any) -> None:
+        self.preview = preview
+        super().__init__(*args, **kwargs)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def end_headers(self) -> None:
+        # A preview must never show a stale page after a rebuild.
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
     def send_head(self) -> Any:
+        url_path = self.path.split("?", 1)[0].split("#", 1)[0]
+        if url_path.startswith(LIVE_PREFIX):
+            return self._send_live(url_path.removeprefix(LIVE_PREFIX))
         # GET /%00 made os.stat raise ValueError (embedded null byte): a traceback on
         # the console for each such request. No file has a NUL in its name.
-        if "\0" in self.translate_path(self.path):
+        local = self.translate_path(self.path)
+        if "\0" in local:
             self.send_error(404)
             return None
+        page = Path(local)
+        if page.is_dir() and url_path.endswith("/"):
+            page = page / "index.html"
+        if page.suffix == ".html" and page.is_file():
+            try:
+                html = page.read_bytes()
+            except OSError:
+                self.send_error(404)
+                return None
+            return self._send(with_live_reload(html, self.preview.build_number), "text/html")
         return super().send_head()
+
+    def _send_live(self, name: str) -> Any:
+        if name == "live.js":
+            return self._send(LIVE_SCRIPT.encode(), "text/javascript")
+        if name == "state":
+            state = {"build": str(self.preview.build_number), "problems": self.preview.problems}
+            return self._send(json.dumps(state).encode(), "application/json")
+        self.send_error(404)
+        return None
+
+    def _send(self, body: bytes, media_type: str) -> io.BytesIO:
+        self.send_response(200)
+        self.send_header("Content-Type", f"{media_type}; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 class PreviewServer:
@@ -66,7 +184,11 @@ class PreviewServer:
         self.load = load
         self.log = log
         self.config = load()
-        handler = functools.partial(_QuietHandler, directory=str(self.config.output))
+        #: Counts finished builds, failed ones included: open pages reload when it moves.
+        self.build_number = 0
+        #: The last build's located errors, shown over open pages; empty when it worked.
+        self.problems: list[str] = []
+        handler = functools.partial(_QuietHandler, directory=str(self.config.output), preview=self)
         try:
             # Before the build, so a busy port is reported at once.
             self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
@@ -110,10 +232,13 @@ class PreviewServer:
             self.config = self.load()
             self._build()
             self.state = snapshot(watched_paths(self.config))
+            self.problems = []
         except UserError as error:
             # Keep serving the last good site; the user fixes the input and saves again.
             for line in error.problems:
                 print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
+            self.problems = list(error.problems)
+        self.build_number += 1
         return True
 
     def stop(self) -> None:
@@ -121,7 +246,7 @@ class PreviewServer:
         self.server.server_close()
 
 
-def serve(load: Callable[[], Config], port: int, log: TextIO, interval: float = 0.5) -> None:
+def serve(load: Callable[[], Config], port: int, log: TextIO, interval: float = 0.2) -> None:
     preview = PreviewServer(load, port, log)
     preview.start()
     print(
