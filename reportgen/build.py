@@ -15,8 +15,8 @@ from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
 from .history import default_label, read_history
-from .readers import load_sources
-from .report import build_report
+from .readers import Loaded, load_sources
+from .report import Report, build_report
 from .terminal import terminal_safe
 from .views import Json
 from .website.chart import make_charts
@@ -152,7 +152,18 @@ def build(
         )
 
     # vl-convert starts in a child process now, so its start-up overlaps the reading.
-    job = _Job(config, force, progress, cache, keys, label, previous_history, theme, options, start)
+    job = _Job(
+        config,
+        force,
+        progress,
+        cache,
+        keys,
+        label,
+        previous_history,
+        theme,
+        options,
+        start,
+    )
     converter = Converter()
     try:
         return _stages(job, converter)
@@ -176,12 +187,15 @@ class _Job:
     start: float
 
 
-def _stages(job: _Job, converter: Converter) -> BuildResult:
-    """load -> estimate -> chart -> render -> write, reusing cached pieces."""
+def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
+    for path, format_name in loaded.formats:
+        given = any(str(s.path) == path and s.format for s in config.result_sets)
+        progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
+
+
+def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
     config, progress, cache = job.config, job.progress, job.cache
-    inputs_key, history_key, site_key = job.keys
-    previous_history, label = job.previous_history, job.label
-    reused: list[str] = []
+    inputs_key = job.keys[0]
     progress.update("reading inputs")
     loaded = cache.get_inputs(inputs_key) if cache is not None else None
     if loaded is not None:
@@ -190,17 +204,15 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         loaded = load_sources(config.result_sets)
         if cache is not None:
             cache.put_inputs(inputs_key, loaded)
-    for path, format_name in loaded.formats:
-        given = any(str(s.path) == path and s.format for s in config.result_sets)
-        progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
+    _note_formats(config, loaded, progress)
 
     progress.update("estimating")
     history = None
-    if previous_history is not None:
-        assert label is not None
+    if job.previous_history is not None:
+        assert job.label is not None
         if config.history is not None and not config.history.exists():
-            progress.note(f"no history at {config.history} yet: starting one with {label!r}")
-        history = (previous_history, label)
+            progress.note(f"no history at {config.history} yet: starting one with {job.label!r}")
+        history = (job.previous_history, job.label)
     report = build_report(
         loaded.result_sets,
         config.title,
@@ -209,6 +221,39 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         config.confidence,
         history,
     )
+    return loaded, report
+
+
+#: The last report this process built and the key of what it was built from, so
+#: that `serve`, rebuilding after a template or content edit, neither reads nor
+#: estimates again. Kept only when the key holds the inputs' content hashes.
+_last_report: tuple[str, Loaded, Report] | None = None
+
+
+def _stages(job: _Job, converter: Converter) -> BuildResult:
+    """load -> estimate -> chart -> render -> write, reusing cached pieces."""
+    global _last_report
+    config, progress, cache = job.config, job.progress, job.cache
+    inputs_key, history_key, site_key = job.keys
+    label = job.label
+    reused: list[str] = []
+    report_key = cache_key(
+        inputs_key,
+        history_key,
+        label,
+        config.title,
+        config.description,
+        config.k,
+        config.confidence,
+    )
+    remembered = _last_report if cache is not None else None
+    if remembered is not None and remembered[0] == report_key:
+        _, loaded, report = remembered
+        reused.append("the report of the previous build")
+        _note_formats(config, loaded, progress)
+    else:
+        loaded, report = _read_and_estimate(job, reused)
+        _last_report = (report_key, loaded, report) if cache is not None else None
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     charts = cache.get_charts(charts_key) if cache is not None else None

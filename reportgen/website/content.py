@@ -240,6 +240,14 @@ def _escape_value(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=32)
+def _compiled(body: str) -> jinja2.Template:
+    """A content page's Jinja template, compiled once per process: compiling is most
+    of a content page's cost, and `serve` renders the same pages again after
+    every edit elsewhere."""
+    return content_environment().from_string(body)
+
+
 def content_environment() -> jinja2.Environment:
     # Autoescape is off because the output is Markdown, not HTML: escaping for
     # HTML here would be escaped again by markdown-it (&amp;amp; in code).
@@ -356,9 +364,8 @@ def render_content(
         options.setdefault("confidence", confidence)
         return plan(target_halfwidth, **options)
 
-    env = content_environment()
     try:
-        template = env.from_string(body)
+        template = _compiled(body)
         markdown = template.render(
             page=meta,
             site=site,

@@ -12,6 +12,7 @@ sites are served.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import itertools
 import json
@@ -127,6 +128,7 @@ def environment(theme: Theme) -> jinja2.Environment:
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,  # one build reads each template once; no stat per page
+        bytecode_cache=_COMPILED,
         trim_blocks=True,
         lstrip_blocks=True,
         # Names and ids come from input files: one with bidirectional marks must
@@ -143,6 +145,29 @@ def environment(theme: Theme) -> jinja2.Environment:
     return env
 
 
+class _MemoryBytecode(jinja2.BytecodeCache):
+    """Compiled templates kept in this process's memory, by template and source hash.
+
+    Jinja checks the source's checksum before using a bucket, so after an edit
+    only the edited template is compiled again (`serve` rebuilds). Nothing is
+    written to or read from disk.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        data = self.code.get(bucket.key)
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _MemoryBytecode()
+
+
 @dataclass(frozen=True)
 class SiteOptions:
     base_path: str = "/"
@@ -151,13 +176,31 @@ class SiteOptions:
     build_date: str | None = None
 
 
+def _content_page(text: str, site: dict[str, Any], source: str) -> tuple[str, dict[str, Any]]:
+    html, meta = _rendered_content(text, tuple(site.items()), source)
+    return html, dict(meta)
+
+
+@functools.lru_cache(maxsize=16)
+def _rendered_content(
+    text: str, site: tuple[tuple[str, Any], ...], source: str
+) -> tuple[str, dict[str, Any]]:
+    # Content pages compute their worked examples, which takes a while; `serve`
+    # asks for the same pages again after every edit to something else.
+    return render_content(text, dict(site), source)
+
+
 def _depth_root(path: str) -> str:
     return "../" * path.count("/")
 
 
 class Renderer:
     def __init__(
-        self, report: Report, charts: SiteCharts, theme: Theme, options: SiteOptions
+        self,
+        report: Report,
+        charts: SiteCharts,
+        theme: Theme,
+        options: SiteOptions,
     ) -> None:
         self.report = report
         self.charts = charts
@@ -174,7 +217,7 @@ class Renderer:
         # Content pages are rendered once, up front: their titles make the
         # navigation, which is the same on every page.
         self.rendered_content = {
-            name: render_content(path.read_text(encoding="utf-8"), self.site, str(path))
+            name: _content_page(path.read_text(encoding="utf-8"), self.site, str(path))
             for name, path in theme.content_pages().items()
         }
         ordered = sorted(
@@ -493,6 +536,9 @@ def page_count(report: Report, theme: Theme) -> int:
 
 
 def render_site(
-    report: Report, charts: SiteCharts, theme: Theme, options: SiteOptions
+    report: Report,
+    charts: SiteCharts,
+    theme: Theme,
+    options: SiteOptions,
 ) -> Iterator[tuple[str, bytes]]:
     return Renderer(report, charts, theme, options).pages()
