@@ -44,6 +44,7 @@ lint: $(STAMP)
 ## bench: benchmarks (prints a table, writes bench/RESULTS.md)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/feedback.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
 fuzz: $(STAMP)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from .terminal import terminal_safe
 from .views import Json
 from .website.chart import make_charts
 from .website.chart_engine import Converter
-from .website.render import SiteOptions, Theme, page_count, render_site
+from .website.render import Renderer, SiteOptions, Theme, page_count
 from .website.write import MARKER, check_output, write_site
 
 
@@ -76,14 +77,43 @@ def build_date() -> str | None:
     return moment.strftime("%Y-%m-%d")
 
 
-def _site_state(output: Path) -> tuple[int, int, int]:
-    """(files, bytes, HTML pages) of a built site, in one walk.
+def _site_files(output: Path) -> dict[str, tuple[int, int]]:
+    """Every regular file of a built site: relative path -> (size, mtime in ns)."""
+    files: dict[str, tuple[int, int]] = {}
+    for parent, _, names in os.walk(output):
+        for name in names:
+            path = os.path.join(parent, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                relative = Path(path).relative_to(output).as_posix()
+                files[relative] = (info.st_size, info.st_mtime_ns)
+    return files
+
+
+def _site_state(files: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
+    """(files, bytes, HTML pages) of a built site.
 
     Also a cheap check, for the cache, that nobody changed the site by hand.
     """
-    files = [p for p in output.rglob("*") if p.is_file()]
-    pages = sum(1 for p in files if p.suffix == ".html")
-    return len(files), sum(p.stat().st_size for p in files), pages
+    pages = sum(1 for name in files if name.endswith(".html"))
+    return len(files), sum(size for size, _ in files.values()), pages
+
+
+def _reusable_pages(cache: Cache, output: Path) -> dict[str, tuple[str, Path]]:
+    """Pages of the previous build that are still on disk as it wrote them.
+
+    The cache's list is untrusted: a page is offered for reuse only when a
+    regular file of the same size and time is at its (relative) path.
+    """
+    recorded = cache.get_pages()
+    if not recorded or not (output / MARKER).is_file():
+        return {}
+    on_disk = _site_files(output)
+    return {
+        path: (page_key, output / path)
+        for path, (page_key, size, mtime) in recorded.items()
+        if on_disk.get(path) == (size, mtime)
+    }
 
 
 def _inputs(config: Config) -> list[Path]:
@@ -137,7 +167,7 @@ def build(
     )
     keys = (inputs_key, history_key, site_key)
     previous = cache.get_site(site_key) if cache is not None else None
-    state = _site_state(config.output) if (config.output / MARKER).is_file() else None
+    state = _site_state(_site_files(config.output)) if (config.output / MARKER).is_file() else None
     if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
@@ -238,6 +268,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     label = job.label
     reused: list[str] = []
     report_key = cache_key(
+        config.output.absolute(),  # the same site rebuilt, as `serve` does
         inputs_key,
         history_key,
         label,
@@ -264,7 +295,9 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         if cache is not None:
             cache.put_charts(charts_key, charts)
 
-    files = render_site(report, charts, job.theme, job.options)
+    reusable = _reusable_pages(cache, config.output) if cache is not None else {}
+    renderer = Renderer(report, charts, job.theme, job.options, reusable)
+    files = renderer.pages()
     total_pages = page_count(report, job.theme)
     try:
         written, size = write_site(
@@ -281,9 +314,15 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             f"--output: {config.output}: cannot write the site: {os_reason(error)}"
         ) from None
     progress.clear()
-    state = _site_state(config.output)
+    on_disk = _site_files(config.output)
+    state = _site_state(on_disk)
     if cache is not None:
         cache.put_site(site_key, (state, len(report.sets)))
+        cache.put_pages(
+            {path: (key, *on_disk[path]) for path, key in renderer.keys.items() if path in on_disk}
+        )
+    if renderer.kept:
+        reused.append(f"{renderer.kept} unchanged pages")
     return BuildResult(
         output=config.output,
         files=written + 1,  # and the marker

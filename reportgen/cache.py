@@ -66,6 +66,8 @@ class Damaged(ValueError):
 
 T = TypeVar("T")
 SiteState = tuple[tuple[int, int, int], int]  # (files, bytes, pages) of the site, result sets
+#: The last build's pages: path -> (what it was made from, as a key; size; mtime in ns).
+PageKeys = dict[str, tuple[str, int, int]]
 
 
 class Cache:
@@ -92,6 +94,12 @@ class Cache:
     def put_site(self, entry: str, state: SiteState) -> None:
         (files, size, pages), sets = state
         self._put("site", entry, [[files, size, pages], sets])
+
+    def get_pages(self) -> PageKeys | None:
+        return self._get("pages", "last", _pages_from_json)
+
+    def put_pages(self, pages: PageKeys) -> None:
+        self._put("pages", "last", {path: list(entry) for path, entry in pages.items()})
 
     # -- files
 
@@ -366,3 +374,15 @@ def _site_from_json(doc: Any) -> SiteState:
     counts, sets = _list(doc)
     files, size, pages = (_count(n) for n in _list(counts))
     return (files, size, pages), _count(sets)
+
+
+def _pages_from_json(doc: Any) -> PageKeys:
+    pages: dict[str, Any] = _of(doc, dict)
+    result: PageKeys = {}
+    for path, entry in pages.items():
+        page_key, size, mtime = _list(entry)
+        page_key = _text(page_key)
+        if not isinstance(path, str) or not re.fullmatch(r"[0-9a-f]{32}", page_key):
+            raise Damaged("a page key is not a hash")
+        result[path] = (page_key, _count(size), _count(mtime))
+    return result

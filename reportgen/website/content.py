@@ -309,6 +309,14 @@ def coverage_example(
     return check_coverage([runs] * tasks, k, population, confidence)
 
 
+def front_matter(text: str, source: str = "content") -> dict[str, Any]:
+    """The front matter of one content file (its title makes the navigation)."""
+    try:
+        return split_front_matter(text)[1]
+    except (ValueError, yaml.YAMLError) as error:
+        raise UserError(f"{source}: front matter: {error}") from None
+
+
 def render_content(
     text: str, site: dict[str, Any], source: str = "content"
 ) -> tuple[str, dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import hashlib
 import io
 import itertools
 import json
@@ -21,17 +22,18 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
 from markupsafe import Markup, escape
 
 from .. import __version__
-from ..counts import EXCLUDED, FAIL, PASS, TaskCounts
+from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
 from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_csv_rows
@@ -39,7 +41,7 @@ from ..terminal import fixed, isolate_bidi, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .chart import SiteCharts
-from .content import TaskExample, render_content, task_view
+from .content import TaskExample, front_matter, render_content, task_view
 
 
 def package_folder(name: str) -> Path:
@@ -201,12 +203,20 @@ class Renderer:
         charts: SiteCharts,
         theme: Theme,
         options: SiteOptions,
+        reusable: Mapping[str, tuple[str, Path]] | None = None,
     ) -> None:
         self.report = report
         self.charts = charts
         self.theme = theme
         self.options = options
         self.env = environment(theme)
+        #: Pages of the previous build that may be kept: path -> (key, file).
+        self.reusable = reusable or {}
+        #: What each page was made from, as a key: filled while pages are made.
+        self.keys: dict[str, str] = {}
+        #: How many pages of the previous build were kept.
+        self.kept = 0
+        self._closures: dict[str, str] = {}
         self.site = {
             "title": report.title,
             "description": report.description,
@@ -214,24 +224,30 @@ class Renderer:
             "confidence": report.confidence,
             "level": percent(report.confidence),
         }
-        # Content pages are rendered once, up front: their titles make the
-        # navigation, which is the same on every page.
-        self.rendered_content = {
-            name: _content_page(path.read_text(encoding="utf-8"), self.site, str(path))
-            for name, path in theme.content_pages().items()
-        }
+        # Content pages are read up front: their titles make the navigation, which
+        # is the same on every page. They are rendered only when not kept.
+        self.content: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        for name, path in theme.content_pages().items():
+            text = path.read_text(encoding="utf-8")
+            self.content[name] = (str(path), text, front_matter(text, str(path)))
         ordered = sorted(
-            self.rendered_content.items(),
-            key=lambda item: (item[1][1].get("order", 99), item[0]),
+            self.content.items(),
+            key=lambda item: (item[1][2].get("order", 99), item[0]),
         )
         self.nav = [
             {"title": "Overview", "href": "index.html"},
             *(
                 {"title": str(meta.get("title", name.title())), "href": f"{name}.html"}
-                for name, (_, meta) in ordered
+                for name, (_, _, meta) in ordered
                 if meta.get("nav", True)
             ),
         ]
+        self.site_key = self._site_key()
+        trends = report.history.trends if report.history is not None else {}
+        self.set_keys = {
+            s.id: _digest(self.site_key, result_set_digest(s.result_set), trends.get(s.id))
+            for s in report.sets
+        }
 
     # -- helpers
 
@@ -259,10 +275,74 @@ class Renderer:
     def _folders(self) -> str:
         return ", ".join(str(p) for p in self.theme.templates)
 
+    # -- what each page is made from, for rebuilds that redo only what changed
+
+    def _site_key(self) -> str:
+        """What every page shows: the site's settings, navigation and list of sets."""
+        report = self.report
+        history = report.history
+        return _digest(
+            __version__,
+            self.site,
+            self.options,
+            self.nav,
+            [(s.id, s.result_set.name, s.page) for s in report.sets],
+            [(c.id, c.page) for c in report.comparisons],
+            # The history as every page may show it: this build's label and the
+            # earlier builds. This build's entry holds every set's numbers, so it
+            # counts as those sets' data (set_keys), not the whole site's.
+            None
+            if history is None
+            else (
+                history.label,
+                len(history.entries),
+                [entry for entry in history.entries if entry.get("label") != history.label],
+            ),
+        )
+
+    def _template_key(self, name: str) -> str:
+        """A hash of a template and every template it extends, includes or imports."""
+        known = self._closures.get(name)
+        if known is not None:
+            return known
+        seen: dict[str, str] = {}
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            try:
+                source = self.env.loader.get_source(self.env, current)[0]  # type: ignore[union-attr]
+                referenced = list(jinja2.meta.find_referenced_templates(self.env.parse(source)))
+            except jinja2.TemplateError:
+                # Rendering reports the error with its location; never reuse such a page.
+                return _digest("unreadable", name, len(self.keys))
+            seen[current] = source
+            if any(ref is None for ref in referenced):
+                # A template named at run time: depend on every template there is.
+                todo.extend(self.env.list_templates(extensions=["html"]))
+            todo.extend(ref for ref in referenced if ref is not None)
+        key = self._closures[name] = _digest(sorted(seen.items()))
+        return key
+
+    def _kept(self, template: str, path: str, *data: Any) -> tuple[str, Path] | None:
+        """Records the page's key; returns the previous build's file if it may be kept."""
+        key = _digest(self._template_key(template), path, *data)
+        self.keys[path] = key
+        previous = self.reusable.get(path)
+        if previous is not None and previous[0] == key:
+            self.kept += 1
+            return path, previous[1]
+        return None
+
     # -- pages
 
-    def pages(self) -> Iterator[tuple[str, bytes]]:
-        """Every file of the site as (relative path, bytes), in a fixed order."""
+    def pages(self) -> Iterator[tuple[str, bytes | Path]]:
+        """Every file of the site as (relative path, bytes), in a fixed order.
+
+        A page whose template and data are those of a page of the previous build
+        comes as the Path of that build's file instead, for the writer to keep.
+        """
         html_pages: list[str] = []
         for name, data in self._files():
             if name.endswith(".html") and name != "404.html":
@@ -271,16 +351,28 @@ class Renderer:
         if self.options.base_url:
             yield "sitemap.xml", sitemap(self.options.base_url, html_pages)
 
-    def _files(self) -> Iterator[tuple[str, bytes]]:
+    def _files(self) -> Iterator[tuple[str, bytes | Path]]:
         report = self.report
-        yield self._page("index.html", "index.html", report=report, charts=self.charts.overview)
-        for name, (body, meta) in self.rendered_content.items():
-            yield self._page("content.html", f"{name}.html", body=body, meta=meta)
-        yield self._page("404.html", "404.html")
+        yield self._kept("index.html", "index.html", self.set_keys) or self._page(
+            "index.html", "index.html", report=report, charts=self.charts.overview
+        )
+        for name, (source, text, _) in self.content.items():
+            page = f"{name}.html"
+            kept = self._kept("content.html", page, self.site_key, text)
+            if kept is not None:
+                yield kept
+                continue
+            body, meta = _content_page(text, self.site, source)
+            yield self._page("content.html", page, body=body, meta=meta)
+        yield self._kept("404.html", "404.html", self.site_key) or self._page(
+            "404.html", "404.html"
+        )
         for s in report.sets:
             yield from self._set_pages(s)
         for c in report.comparisons:
-            yield self._page(
+            yield self._kept(
+                "compare.html", c.page, self.set_keys[c.a.id], self.set_keys[c.b.id]
+            ) or self._page(
                 "compare.html",
                 c.page,
                 c=c,
@@ -290,9 +382,10 @@ class Renderer:
         if report.history is not None:
             yield HISTORY_FILE, history_bytes(report.history.entries)
             for s in report.sets:
-                yield self._page(
+                page = f"sets/{s.id}/trend.html"
+                yield self._kept("trend.html", page, self.set_keys[s.id]) or self._page(
                     "trend.html",
-                    f"sets/{s.id}/trend.html",
+                    page,
                     s=s,
                     points=report.history.trends[s.id],
                     charts=self.charts.by_trend[s.id],
@@ -305,12 +398,12 @@ class Renderer:
         for name, path in self.theme.asset_files().items():
             yield name, path.read_bytes()
 
-    def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes]]:
+    def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes | Path]]:
         charts = self.charts.by_set[s.id]
         order = s.order_least_reliable()
         views = [task_view(s.estimates.tasks, i) for i in range(len(s.tasks))]
         snip = snippets(self.report, s, self.options.base_url)
-        yield self._page(
+        yield self._kept("set.html", s.page, self.set_keys[s.id]) or self._page(
             "set.html",
             s.page,
             s=s,
@@ -341,23 +434,30 @@ class Renderer:
 
     def _task_pages(
         self, s: SetReport, views: list[TaskExample], rank: dict[int, int]
-    ) -> Iterator[tuple[str, bytes]]:
+    ) -> Iterator[tuple[str, bytes | Path]]:
         """Task pages in task order; many of them are rendered by forked workers.
 
+        Pages the previous build made from the same template and data are kept.
         Rendering is pure CPU work under the GIL, so for a large suite a pool of
         processes (one per core) renders chunks of pages while this process
-        writes the finished ones. pool.map keeps the order, so the output is
-        the same as a serial build, byte for byte.
+        writes the finished ones, in order, so the output is the same as a
+        serial build, byte for byte.
         """
-        count = len(s.tasks)
-        workers = _worker_count(count)
+        todo: list[int] = []
+        for i in range(len(s.tasks)):
+            kept = self._kept("task.html", s.task_page(i), self.set_keys[s.id])
+            if kept is not None:
+                yield kept
+            else:
+                todo.append(i)
+        workers = _worker_count(len(todo))
         if workers < 2:
-            for i in range(count):
+            for i in todo:
                 yield self.task_page(s, views, rank, i)
             return
         global _WORK
         _WORK = (self, s, views, rank)  # inherited by the forked workers
-        chunks = [range(a, min(a + _CHUNK, count)) for a in range(0, count, _CHUNK)]
+        chunks = [todo[a : a + _CHUNK] for a in range(0, len(todo), _CHUNK)]
         context = multiprocessing.get_context("fork")
         try:
             with ProcessPoolExecutor(
@@ -476,7 +576,7 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _render_chunk(indices: range) -> list[tuple[str, bytes]]:
+def _render_chunk(indices: list[int]) -> list[tuple[str, bytes]]:
     assert _WORK is not None, "runs only in a forked worker"
     renderer, s, views, rank = _WORK
     return [renderer.task_page(s, views, rank, i) for i in indices]
@@ -517,6 +617,26 @@ def run_strip(task: TaskCounts) -> Markup:
     return Markup("".join(parts))
 
 
+def _digest(*parts: Any) -> str:
+    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def result_set_digest(rs: ResultSet) -> str:
+    """A hash of everything read for one result set: what its pages are made of."""
+    digest = hashlib.blake2b(
+        repr((rs.suite, rs.model, rs.name, rs.format, rs.sources)).encode("utf-8"),
+        digest_size=16,
+    )
+    for task in rs.tasks:
+        digest.update(
+            repr((task.id, task.successes, task.runs, task.excluded, task.category)).encode("utf-8")
+        )
+        digest.update(b"-" if task.codes is None else bytes(task.codes))
+        if task.urls:
+            digest.update(repr(sorted(task.urls.items())).encode("utf-8"))
+    return digest.hexdigest()
+
+
 def _json_bytes(doc: Any) -> bytes:
     return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
@@ -540,5 +660,5 @@ def render_site(
     charts: SiteCharts,
     theme: Theme,
     options: SiteOptions,
-) -> Iterator[tuple[str, bytes]]:
+) -> Iterator[tuple[str, bytes | Path]]:
     return Renderer(report, charts, theme, options).pages()

@@ -63,12 +63,16 @@ def _safe_relative(name: str) -> PurePosixPath:
 
 def write_site(
     output: Path,
-    files: Iterable[tuple[str, bytes]],
+    files: Iterable[tuple[str, bytes | Path]],
     force: bool = False,
     on_file: Callable[[int], None] | None = None,
     inputs: Iterable[Path] = (),
 ) -> tuple[int, int]:
-    """Write every (relative path, bytes) and swap the result in. Returns (files, bytes)."""
+    """Write every (relative path, bytes) and swap the result in. Returns (files, bytes).
+
+    A Path instead of bytes is a file of the previous build to keep as it is: it is
+    linked into the new site (copied where links are not possible).
+    """
     output = check_output(output, force, inputs)
     parent = output.parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -85,8 +89,12 @@ def write_site(
             if relative.parent not in folders:
                 staging.joinpath(*relative.parent.parts).mkdir(parents=True, exist_ok=True)
                 folders.add(relative.parent)
-            _write_file(os.path.join(staging, *relative.parts), data)
-            total += len(data)
+            target = os.path.join(staging, *relative.parts)
+            if isinstance(data, Path):
+                total += _keep_file(data, target)
+            else:
+                _write_file(target, data)
+                total += len(data)
             if on_file is not None:
                 on_file(len(written))
         (staging / MARKER).write_bytes(_MARKER_TEXT)
@@ -108,6 +116,15 @@ def _write_file(path: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _keep_file(previous: Path, path: str) -> int:
+    """Link a file of the previous build into the new one; its size in bytes."""
+    try:
+        os.link(previous, path, follow_symlinks=False)
+    except OSError:
+        shutil.copyfile(previous, path, follow_symlinks=False)
+    return os.lstat(path).st_size
 
 
 def _swap(staging: Path, output: Path) -> None:

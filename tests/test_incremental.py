@@ -1,0 +1,154 @@
+"""Rebuilds redo only what changed, and the site they leave is the clean build's.
+
+Each step of a seeded random sequence edits one thing (a template, a content
+page, one run of one result set, the title, k), rebuilds the site in place with
+the cache, and compares every file, byte for byte, with a clean build of the
+same project into a new folder.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reportgen.build import build
+from reportgen.config import load_config
+
+from .conftest import ROOT
+
+TEMPLATES = ("task.html", "set.html", "index.html", "base.html", "content.html", "compare.html")
+
+
+def _write_runs(path: Path, model: str, rng: random.Random) -> None:
+    lines = []
+    for task in range(6):
+        for run in range(1, 6):
+            passed = rng.random() < (0.3 + 0.12 * task)
+            record = {
+                "suite": "desk",
+                "model": model,
+                "task": f"task-{task}",
+                "run": run,
+                "passed": passed,
+            }
+            lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / "results").mkdir(parents=True)
+    rng = random.Random(7)
+    for model in ("alpha", "beta"):
+        _write_runs(folder / "results" / f"{model}.jsonl", model, rng)
+    shutil.copytree(ROOT / "templates", folder / "templates")
+    shutil.copytree(ROOT / "content", folder / "content")
+    (folder / "reportgen.yaml").write_text(
+        "title: Incremental\nk: 2\noutput: site\ntemplates: templates\ncontent: content\n"
+        "history: history.jsonl\nlabel: now\n"
+        "result_sets:\n  - path: results/alpha.jsonl\n  - path: results/beta.jsonl\n"
+    )
+    return folder
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(site).as_posix(): p.read_bytes()
+        for p in sorted(site.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _edit(project: Path, step: int, rng: random.Random) -> str:
+    """One random edit; returns what it was, for the failure message."""
+    kind = rng.choice(["template", "template", "content", "run", "title", "k", "nothing"])
+    if kind == "template":
+        name = rng.choice(TEMPLATES)
+        path = project / "templates" / name
+        text = path.read_text()
+        if "{% block main %}" in text:
+            text = text.replace("{% block main %}", f"{{% block main %}}<p>edit {step}</p>", 1)
+        else:
+            text = text.replace("</body>", f"<p>edit {step}</p></body>", 1)
+        path.write_text(text)
+        return f"template {name}"
+    if kind == "content":
+        path = project / "content" / "faq.md"
+        path.write_text(path.read_text() + f"\nA sentence added in step {step}.\n")
+        return "content faq.md"
+    if kind == "run":
+        path = project / "results" / rng.choice(["alpha.jsonl", "beta.jsonl"])
+        lines = path.read_text().splitlines()
+        i = rng.randrange(len(lines))
+        record = json.loads(lines[i])
+        record["passed"] = not record["passed"]
+        lines[i] = json.dumps(record)
+        path.write_text("\n".join(lines) + "\n")
+        return f"one run of {path.name}"
+    config = project / "reportgen.yaml"
+    text = config.read_text()
+    if kind == "title":
+        config.write_text(re.sub(r"title: .*", f"title: Incremental {step}", text))
+    elif kind == "k":
+        config.write_text(re.sub(r"k: \d+", f"k: {rng.choice([1, 2, 3])}", text))
+    return kind
+
+
+def _kept_pages(reused: str) -> int:
+    found = re.search(r"(\d+) unchanged pages", reused)
+    return int(found.group(1)) if found else 0
+
+
+def test_random_edits_leave_the_clean_build(project: Path, tmp_path: Path) -> None:
+    rng = random.Random(2026)
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    for step in range(8):
+        what = _edit(project, step, rng)
+        config = load_config(config_path)
+        build(config)
+        clean = load_config(config_path)
+        clean.output = tmp_path / f"clean-{step}"
+        build(clean, use_cache=False)
+        incremental, expected = _files(config.output), _files(clean.output)
+        assert incremental.keys() == expected.keys(), f"step {step}: {what}"
+        differ = [name for name in expected if incremental[name] != expected[name]]
+        assert differ == [], f"step {step} ({what}): files differ from a clean build"
+
+
+def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
+    config_path = project / "reportgen.yaml"
+    first = build(load_config(config_path))
+    site = project / "site"
+    task_pages = len(list(site.glob("sets/*/tasks/*.html")))
+
+    faq = project / "content" / "faq.md"
+    faq.write_text(faq.read_text() + "\nOne more answer.\n")
+    after_content = build(load_config(config_path))
+    assert _kept_pages(after_content.reused) == first.pages - 1  # all but faq.html
+    assert "One more answer." in (site / "faq.html").read_text()
+
+    task = project / "templates" / "task.html"
+    task.write_text(task.read_text().replace("{% block main %}", "{% block main %}<p>new</p>", 1))
+    after_task = build(load_config(config_path))
+    assert _kept_pages(after_task.reused) == first.pages - task_pages
+    assert all("<p>new</p>" in p.read_text() for p in site.glob("sets/*/tasks/*.html"))
+
+    # One run of one result set: that set's pages, the overview and the comparison.
+    runs = project / "results" / "beta.jsonl"
+    lines = runs.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["passed"] = not record["passed"]
+    runs.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    after_run = build(load_config(config_path))
+    beta_pages = len(list(site.glob("sets/*beta*/**/*.html")))
+    comparisons = len(list(site.glob("compare/*.html")))
+    assert beta_pages > 0 and comparisons == 1
+    redone = first.pages - _kept_pages(after_run.reused)
+    assert redone == beta_pages + 1 + comparisons  # and the overview
