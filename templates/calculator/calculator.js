@@ -16,7 +16,6 @@
   "use strict";
 
   var jStat = window.jStat;
-  var LOOP_LIMIT = 64;
   var SEARCH_CAP = 1e9;
   var MAX_COUNT = 1e9;
   var MAX_K = 1e6;
@@ -110,19 +109,15 @@
     return Math.exp(k * logX);
   }
 
-  /** prod_{i < factors} (top - i) / (bottom - i), in the core's order. */
+  /** prod_{i < factors} (top - i) / (bottom - i), as the core multiplies it.
+   *
+   * Every factor lies in [0, 1], so once the product has underflowed to 0 it stays
+   * 0 and the loop stops: with a million factors that saves nearly all the work.
+   */
   function fallingRatio(top, bottom, factors) {
     var out = 1;
-    var first = Math.min(factors, LOOP_LIMIT);
-    for (var i = 0; i < first; i++) {
+    for (var i = 0; i < factors && out !== 0; i++) {
       out *= (top - i) / (bottom - i);
-    }
-    if (factors > LOOP_LIMIT) {
-      var rest = 1;
-      for (var j = LOOP_LIMIT; j < factors; j++) {
-        rest *= (top - j) / (bottom - j);
-      }
-      out *= rest;
     }
     return out;
   }
@@ -452,7 +447,8 @@
   }
 
   function table(caption, head, rows) {
-    return el("div", { class: "table-wrap" }, [
+    // A wide table scrolls inside its wrapper, which the keyboard can reach.
+    return el("div", { class: "table-wrap", role: "region", tabindex: "0", "aria-label": caption }, [
       el("table", {}, [
         el("caption", {}, [caption]),
         el("thead", {}, [el("tr", {}, head.map(function (h, i) {
