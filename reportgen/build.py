@@ -154,6 +154,13 @@ def build(
     if previous_history is not None:
         cwd = config.path.parent if config.path is not None else Path.cwd()
         label = config.label or default_label(previous_history, cwd)
+    elif config.label is not None:
+        # A label names this build in a history; with no history file there is
+        # nothing to name, and silently dropping it hid a forgotten --history.
+        progress.note(
+            f"label {config.label!r} ignored: there is no history to add this build to; "
+            "give --history FILE (for example the published site's history.jsonl) to start one"
+        )
     history_key = cache_key(previous_history, label)
     site_key = cache_key(
         inputs_key,

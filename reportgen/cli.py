@@ -395,7 +395,8 @@ def _build_command(commands: Commands) -> None:
         help="history.jsonl of earlier builds (for example the published site's) to extend",
     )
     parser.add_argument(
-        "--label", help="this build's name in the history (default: the git commit)"
+        "--label",
+        help="this build's name in the history (default: the git commit); needs --history",
     )
     parser.add_argument(
         "--no-cache",

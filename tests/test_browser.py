@@ -105,6 +105,7 @@ def typical_pages(folder: Path) -> dict[str, str]:
         },
         "methodology": "methodology.html",
         "faq": "faq.html",
+        "calculator": "calculator.html",
         "404": MISSING,
     }
 
@@ -500,7 +501,10 @@ def axe_contexts(browser: Browser) -> Iterator[dict[str, BrowserContext]]:
         ctx.close()
 
 
-KINDS = ["overview", "result set", "task", "comparison", "trend", "methodology", "faq", "404"]
+KINDS = [
+    *("overview", "result set", "task", "comparison", "trend", "methodology", "faq"),
+    *("calculator", "404"),
+]
 #: Every page type at desktop width in light, and on a phone in dark (which checks the
 #: dark colours too); the overview also at desktop width in dark.
 AXE_CASES = [
@@ -667,6 +671,46 @@ def test_phone_and_desktop_screenshots_without_sideways_scrolling(
         finally:
             ctx.close()
     assert not overflowing, "scrolls sideways at 390 px:\n" + "\n".join(overflowing)
+
+
+CHART_BOXES = """() => [...document.querySelectorAll('.chart-svg')].map(frame => {
+  const svg = frame.querySelector('svg');
+  const style = getComputedStyle(frame);
+  const inner = frame.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const box = svg.getBoundingClientRect();
+  const scale = box.width / svg.viewBox.baseVal.width;
+  const sizes = [...svg.querySelectorAll('text')]
+    .map(t => parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize) * scale);
+  return {id: frame.parentElement.id, inner, width: box.width, height: box.height,
+          maxHeight: parseFloat(getComputedStyle(svg).maxHeight), smallestText: Math.min(...sizes)};
+})"""
+
+
+def test_charts_fill_their_card_and_stay_legible_on_a_phone(browser: Browser, served: Site) -> None:
+    """At desktop width a chart uses its card's width (unless that would make it taller
+    than a screen); at 390 px its text stays at least 8 px and the page does not scroll."""
+    typical = typical_pages(served.folder)
+    for viewport, phone in ((DESKTOP, False), (PHONE, True)):
+        ctx = browser.new_context(viewport=viewport, is_mobile=phone)
+        try:
+            page = ctx.new_page()
+            for kind in ("overview", "result set"):
+                page.goto(served.url(typical[kind]))
+                boxes = page.evaluate(CHART_BOXES)
+                assert boxes, kind
+                for b in boxes:
+                    if phone:
+                        assert b["smallestText"] >= 8, (kind, b)
+                    else:
+                        capped = b["height"] >= b["maxHeight"] - 1
+                        assert b["width"] >= b["inner"] - 1 or capped, (kind, b)
+                if phone:
+                    assert page.evaluate(
+                        "() => document.documentElement.scrollWidth"
+                        " <= document.documentElement.clientWidth"
+                    ), kind
+        finally:
+            ctx.close()
 
 
 def test_print_hides_navigation_and_makes_a_pdf(context: BrowserContext, served: Site) -> None:

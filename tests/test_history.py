@@ -121,6 +121,22 @@ def test_first_build_without_history_starts_one(tmp_path: Path) -> None:
     assert len(lines) == 1 and json.loads(lines[0])["label"] == "first"
 
 
+def test_label_without_history_says_why_it_is_ignored(tmp_path: Path) -> None:
+    """--label alone used to vanish without a word; now the build says so and still succeeds."""
+    err = io.StringIO()
+    with redirect_stderr(err):
+        status = main(
+            ["build", str(RESULTS), "-o", str(tmp_path / "site"), "--label", "v9"],
+            out=io.StringIO(),
+        )
+    assert status == 0
+    assert "label 'v9' ignored" in err.getvalue() and "--history" in err.getvalue()
+    assert not (tmp_path / "site" / "history.jsonl").exists()
+    # With a history the label is used, and nothing is said about ignoring it.
+    status, said = build(tmp_path / "other", tmp_path / "none.jsonl", "--label", "v9")
+    assert status == 0 and "ignored" not in said
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [

@@ -40,6 +40,7 @@ from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_c
 from ..terminal import fixed, isolate_bidi, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
+from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .chart import SiteCharts
 from .content import TaskExample, front_matter, render_content, task_view
 
@@ -241,6 +242,7 @@ class Renderer:
                 for name, (_, _, meta) in ordered
                 if meta.get("nav", True)
             ),
+            {"title": "Calculator", "href": CALCULATOR_PAGE},
         ]
         self.site_key = self._site_key()
         trends = report.history.trends if report.history is not None else {}
@@ -367,6 +369,11 @@ class Renderer:
         yield self._kept("404.html", "404.html", self.site_key) or self._page(
             "404.html", "404.html"
         )
+        yield self._kept("calculator.html", CALCULATOR_PAGE, self.site_key) or self._page(
+            "calculator.html",
+            CALCULATOR_PAGE,
+            examples=worked_examples(report.k, report.confidence),
+        )
         for s in report.sets:
             yield from self._set_pages(s)
         for c in report.comparisons:
@@ -395,8 +402,11 @@ class Renderer:
             "report.schema.json",
             (Path(__file__).resolve().parent.parent / "report.schema.json").read_bytes(),
         )
-        for name, path in self.theme.asset_files().items():
+        assets = self.theme.asset_files()
+        for name, path in assets.items():
             yield name, path.read_bytes()
+        if SCRIPT_PATH not in assets:  # a theme may ship its own build of the script
+            yield SCRIPT_PATH, calculator_script(package_folder("templates"))
 
     def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes | Path]]:
         charts = self.charts.by_set[s.id]
@@ -410,6 +420,7 @@ class Renderer:
             task_rows=task_table_rows(s, order),
             charts=charts,
             snippets=snip,
+            calculator=suite_link(s, s.estimates.k, s.estimates.confidence),
         )
         yield f"sets/{s.id}/tasks.csv", _csv_bytes(task_csv_rows(s))
         yield f"badges/{s.id}.json", badge_json(s)
@@ -430,6 +441,7 @@ class Renderer:
             view=views[i],
             rank=rank[i],
             strip=run_strip(task),
+            calculator=task_link(task.successes, task.runs, s.estimates.k, s.estimates.confidence),
         )
 
     def _task_pages(
@@ -478,6 +490,8 @@ class Renderer:
             _WORK = None
 
 
+#: The calculator page, linked from the navigation of every page.
+CALCULATOR_PAGE = "calculator.html"
 #: Below this many task pages a pool of workers costs more than it saves.
 PARALLEL_MIN_PAGES = 2000
 _CHUNK = 250
@@ -651,8 +665,9 @@ def page_count(report: Report, theme: Theme) -> int:
     """How many HTML pages render_site yields for this report (for progress messages)."""
     per_set = sum(1 + len(s.tasks) for s in report.sets)
     trends = len(report.sets) if report.history is not None else 0
-    # index.html and 404.html, the content pages, sets and tasks, comparisons, trends
-    return 2 + len(theme.content_pages()) + per_set + len(report.comparisons) + trends
+    # index.html, 404.html and calculator.html, the content pages, sets and tasks,
+    # comparisons, trends
+    return 3 + len(theme.content_pages()) + per_set + len(report.comparisons) + trends
 
 
 def render_site(
