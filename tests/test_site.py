@@ -500,14 +500,15 @@ def test_template_change_reuses_inputs_and_charts_and_matches_a_clean_build(
     tmp_path: Path,
 ) -> None:
     site = tmp_path / "site"
-    _cli_build(site)
+    first = _cli_build(site)
+    pages = int(re.search(r"built (\d+) pages", first).group(1))  # type: ignore[union-attr]
     theme = tmp_path / "theme"
     theme.mkdir()
     (theme / "404.html").write_text("gone {{ site.title }}")
     note = _cli_build(site, "--templates", str(theme))
     # In one process the report itself is kept (as `serve` does); from the command
     # line the parsed inputs come from the cache. Only 404.html is made again.
-    assert "14 charts and 140 unchanged pages from the cache" in note
+    assert f"14 charts and {pages - 1} unchanged pages from the cache" in note
     assert "parsed inputs" in note or "the report of the previous build" in note
     clean = tmp_path / "clean"
     _cli_build(clean, "--templates", str(theme), "--no-cache")
