@@ -113,8 +113,8 @@ def folder_files(
         if not by_format:
             problems.add(
                 f"{folder}: no result files of a known format in the folder "
-                f"({len(files)} files looked at); set format: (or --input-format) "
-                "if they are there"
+                f"({len(files)} file{'s' if len(files) != 1 else ''} looked at); "
+                "set format: (or --input-format) if they are there"
             )
             return FolderFiles(None, [], len(files))
         if len(by_format) > 1:
