@@ -734,3 +734,22 @@ def test_a_site_builds_from_each_format(name: str, tmp_path: Path) -> None:
         task: (s, n) for task, (s, n, _) in counts.items() if n > 0
     }
     assert rs["excluded_runs"] == sum(e for _, _, e in counts.values())
+
+
+@pytest.mark.parametrize(
+    ("path", "options"),
+    [
+        (FIXTURES / "tau2" / "results.json", {}),
+        (FIXTURES / "inspect" / "mini_error.eval", {"scorer": "match"}),
+    ],
+    ids=["tau2-bench infrastructure errors", "inspect sample errors"],
+)
+def test_errors_fail_applies_to_the_older_readers_too(path: Path, options: dict[str, Any]) -> None:
+    excluded = loaded_counts(path, **options)
+    failed = loaded_counts(path, errors="fail", **options)
+    assert excluded.keys() == failed.keys()
+    flat_before = {(n, t): c for n, counts in excluded.items() for t, c in counts.items()}
+    flat_after = {(n, t): c for n, counts in failed.items() for t, c in counts.items()}
+    assert any(e for _, _, e in flat_before.values())  # the fixture has errors to count
+    for key, (successes, runs, ex) in flat_before.items():
+        assert flat_after[key] == (successes, runs + ex, 0)
