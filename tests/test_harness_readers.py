@@ -753,3 +753,15 @@ def test_errors_fail_applies_to_the_older_readers_too(path: Path, options: dict[
     assert any(e for _, _, e in flat_before.values())  # the fixture has errors to count
     for key, (successes, runs, ex) in flat_before.items():
         assert flat_after[key] == (successes, runs + ex, 0)
+
+
+def test_folder_passes_over_a_site_reportgen_wrote(tmp_path: Path) -> None:
+    """`reportgen build runs/ -o runs/site` twice: the second build does not read the site."""
+    from reportgen.website.write import MARKER
+
+    assert folder_module.SITE_MARKER == MARKER
+    runs = tmp_path / "runs"
+    shutil.copytree(JUNIT, runs)
+    build(Config(output=runs / "site", result_sets=[Source(runs)]))
+    assert (runs / "site" / "report.json").is_file()
+    assert loaded_counts(runs) == {"runs": junit_expected(JUNIT)}

@@ -4,12 +4,15 @@ SWE-bench reports, Harbor jobs, Terminal-Bench runs and JUnit files from
 repeated CI runs arrive as folders. The rules, in order:
 
 1. The folder is walked in sorted order. Hidden entries (a name starting with
-   "."), symbolic links to folders (which can loop), and anything deeper than
-   MAX_DEPTH are passed over; a walk that meets more than MAX_ENTRIES entries
-   stops with an error.
-2. Each file is detected like a file given alone (its suffix, else its first
-   64 KiB). Files of no known format (logs, configs, trajectories, empty files)
-   are skipped: a harness's folder holds many besides its results.
+   "."), symbolic links to folders (which can loop), a site reportgen wrote
+   (a folder holding SITE_MARKER), and anything deeper than MAX_DEPTH are
+   passed over; a walk that meets more than MAX_ENTRIES entries stops with an
+   error.
+2. Files whose suffix says they are not results (NOT_RESULTS: logs, text,
+   recordings, scripts, pictures, pages) are skipped unread. Every other file
+   is detected like a file given alone (its suffix, else its first 64 KiB);
+   files of no known format (configs, trajectories, empty files) are skipped
+   too: a harness's folder holds many besides its results.
 3. The files detected must be of one format; otherwise the error names them by
    format. With `format:` (or --input-format) given, only files of that format
    are read and the rest are skipped.
@@ -35,6 +38,33 @@ from .base import Reader
 MAX_DEPTH = 8
 #: Entries (files and folders) a walk may meet before it gives up.
 MAX_ENTRIES = 200_000
+#: The file that marks a folder as a site reportgen wrote (website/write.py's
+#: MARKER; the readers may not import the website stage, a test keeps them equal).
+SITE_MARKER = ".reportgen-site"
+#: Suffixes of files that are never results, skipped without being opened.
+NOT_RESULTS = frozenset(
+    [
+        ".log",
+        ".txt",
+        ".md",
+        ".cast",
+        ".sh",
+        ".py",
+        ".pyc",
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".svg",
+        ".html",
+        ".css",
+        ".js",
+        ".toml",
+        ".lock",
+        ".patch",
+        ".diff",
+    ]
+)
 #: File names listed in one message before "and N more".
 _LISTED = 3
 
@@ -74,8 +104,9 @@ def walk(folder: Path, problems: Problems) -> list[Path] | None:
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH:
-                        subfolders.append(Path(entry.path))
+                    sub = Path(entry.path)
+                    if depth < MAX_DEPTH and not (sub / SITE_MARKER).exists():
+                        subfolders.append(sub)
                 elif entry.is_file(follow_symlinks=True):
                     found.append(Path(entry.path))
             except OSError:
@@ -98,6 +129,9 @@ def folder_files(
     by_format: dict[str, list[Path]] = {}
     undetected: list[Path] = []
     for path in files:
+        if path.suffix.lower() in NOT_RESULTS:
+            undetected.append(path)
+            continue
         try:
             name = detect(path) if path.stat().st_size else None
         except OSError:
