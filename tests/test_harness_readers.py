@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from reportgen.build import build
 from reportgen.cache import input_digest
@@ -765,3 +768,91 @@ def test_folder_passes_over_a_site_reportgen_wrote(tmp_path: Path) -> None:
     build(Config(output=runs / "site", result_sets=[Source(runs)]))
     assert (runs / "site" / "report.json").is_file()
     assert loaded_counts(runs) == {"runs": junit_expected(JUNIT)}
+
+
+OUTCOME = st.sampled_from(["pass", "failure", "error", "skipped"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(runs=st.lists(st.lists(OUTCOME, min_size=1, max_size=4), min_size=1, max_size=4))
+def test_junit_counts_law(runs: list[list[str]]) -> None:
+    """For any outcomes: successes = passes, n = passes + failures, excluded = errors +
+    skips, summed over the files of a folder."""
+    # A folder with no evaluated run at all is refused (tested in test_load.py).
+    assume(any(o in ("pass", "failure") for outcomes in runs for o in outcomes))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for i, outcomes in enumerate(runs):
+            cases = "".join(
+                f'<testcase classname="c" name="t{j}">'
+                + ("" if o == "pass" else f"<{o}/>")
+                + "</testcase>"
+                for j, o in enumerate(outcomes)
+            )
+            (folder / f"run-{i}.xml").write_text(
+                f"<testsuites><testsuite>{cases}</testsuite></testsuites>"
+            )
+        expected: dict[str, list[str]] = defaultdict(list)
+        for outcomes in runs:
+            for j, o in enumerate(outcomes):
+                expected[f"c::t{j}"].append(o)
+        (counts,) = loaded_counts(folder).values()
+        assert counts == {
+            task: (
+                os_.count("pass"),
+                os_.count("pass") + os_.count("failure"),
+                os_.count("error") + os_.count("skipped"),
+            )
+            for task, os_ in expected.items()
+        }
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    runs=st.lists(
+        st.dictionaries(
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(
+                [
+                    "resolved_ids",
+                    "unresolved_ids",
+                    "empty_patch_ids",
+                    "error_ids",
+                    "infra_failure_ids",
+                    None,
+                ]
+            ),
+            min_size=1,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_swe_bench_counts_law(runs: list[dict[str, str | None]]) -> None:
+    """Each report adds one run per submitted id: a pass if resolved, excluded if an error
+    or never evaluated, else a failure."""
+    evaluated = ("resolved_ids", "unresolved_ids", "empty_patch_ids")
+    assume(any(key in evaluated for outcome_of in runs for key in outcome_of.values()))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for i, outcome_of in enumerate(runs):
+            report: dict[str, list[str]] = defaultdict(list)
+            report["submitted_ids"] = sorted(outcome_of)
+            report["resolved_ids"] = []
+            for task, key in sorted(outcome_of.items()):
+                if key is not None:
+                    report[key].append(task)
+            (folder / f"m.run{i}.json").write_text(json.dumps(report))
+        successes: dict[str, int] = defaultdict(int)
+        n: dict[str, int] = defaultdict(int)
+        excluded: dict[str, int] = defaultdict(int)
+        for outcome_of in runs:
+            for task, key in outcome_of.items():
+                successes[task] += key == "resolved_ids"
+                if key in (None, "error_ids", "infra_failure_ids"):
+                    excluded[task] += 1
+                else:
+                    n[task] += 1
+        (counts,) = loaded_counts(folder).values()
+        tasks = {t for r in runs for t in r}
+        assert counts == {t: (successes[t], n[t], excluded[t]) for t in tasks}
