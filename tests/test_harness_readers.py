@@ -856,3 +856,45 @@ def test_swe_bench_counts_law(runs: list[dict[str, str | None]]) -> None:
         (counts,) = loaded_counts(folder).values()
         tasks = {t for r in runs for t in r}
         assert counts == {t: (successes[t], n[t], excluded[t]) for t in tasks}
+
+
+TRUNCATABLE = {
+    "swe-bench": SWE / "openai__gpt-4o-2024-08-06.run1.json",
+    "terminal-bench": TB_RUN / "results.json",
+    "harbor": HARBOR_JOB / "hello-world__aB3dE9x" / "result.json",
+    "promptfoo": PROMPTFOO,
+    "junit": JUNIT / "run-1.xml",
+}
+
+
+@pytest.mark.parametrize("name", list(TRUNCATABLE))
+def test_cut_short_and_empty_files_exit_2_located(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original = TRUNCATABLE[name]
+    data = original.read_bytes()
+    cut = tmp_path / original.name
+    cut.write_bytes(data[: len(data) // 2])
+    status, out, err = run_cli(["summary", str(cut), "--input-format", name], capsys)
+    assert status == 2 and out == "" and "Traceback" not in err
+    # The file and the line where the text stops.
+    assert re.search(rf"^reportgen: error: {re.escape(str(cut))}:\d+: not ", err, re.M), err
+    cut.write_bytes(b"")
+    status, out, err = run_cli(["summary", str(cut), "--input-format", name], capsys)
+    assert status == 2
+    assert err == f"reportgen: error: {cut}: the file is empty: no runs to count\n"
+
+
+def test_junit_keeps_to_the_document_size_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportgen.readers import junit
+
+    monkeypatch.setattr(junit, "MAX_DOCUMENT_BYTES", 100)
+    path = tmp_path / "big.xml"
+    shutil.copy(JUNIT / "run-1.xml", path)
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(path)])
+    assert caught.value.problems == [
+        f"{path}: is {path.stat().st_size:,} bytes; files of this kind are read up to 100 bytes"
+    ]
