@@ -136,7 +136,8 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         type=Path,
         metavar="FILE",
-        help=f"result files; without any, the result sets listed in ./{CONFIG_NAME}",
+        help=f"result files, or folders of them (one format each; see reportgen formats); "
+        f"without any, the result sets listed in ./{CONFIG_NAME}",
     )
     parser.add_argument(
         "--config", type=Path, metavar="PATH", help=f"project config (default ./{CONFIG_NAME})"
