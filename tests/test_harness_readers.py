@@ -898,3 +898,15 @@ def test_junit_keeps_to_the_document_size_limit(
     assert caught.value.problems == [
         f"{path}: is {path.stat().st_size:,} bytes; files of this kind are read up to 100 bytes"
     ]
+
+
+def test_promptfoo_with_words_of_other_formats_in_its_vars(tmp_path: Path) -> None:
+    """Test vars named tasks and info, or a value "eval", do not make it τ²-bench or Inspect."""
+    doc = json.loads(PROMPTFOO.read_text())
+    for result in doc["results"]["results"]:
+        result["vars"] = result["testCase"]["vars"] = {"tasks": "eval", "info": "x", "eval": 1}
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps(doc))
+    head = path.read_bytes()[:65536]
+    assert b'"tasks"' in head and b'"info"' in head and b'"eval"' in head
+    assert detect_format(path) == "promptfoo"

@@ -129,19 +129,16 @@ def _is_job_summary(doc: dict[str, Any]) -> bool:
     return "n_total_trials" in doc or "stats" in doc
 
 
-def _head(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        return handle.read(64 * 1024).lstrip()
-
-
 def folder_files(paths: list[Path]) -> list[Path]:
     """Every trial's result.json, not the job's summary beside them."""
-    return [p for p in paths if b'"task_name"' in _head(p) or not _is_summary_head(p)]
-
-
-def _is_summary_head(path: Path) -> bool:
-    head = _head(path)
-    return b'"n_total_trials"' in head or b'"stats"' in head
+    keep = []
+    for path in paths:
+        with path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+        summary = b'"n_total_trials"' in head or b'"stats"' in head
+        if b'"task_name"' in head or not summary:
+            keep.append(path)
+    return keep
 
 
 def sniff(head: bytes) -> bool:

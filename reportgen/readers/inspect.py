@@ -283,10 +283,13 @@ def sniff(head: bytes) -> bool:
     """A zip archive (an .eval log), or a JSON log with eval and samples or results."""
     if head.startswith(b"PK\x03\x04"):
         return True
+    # promptfoo's output also has results, and may hold the word "eval" as a value;
+    # its evalId (which Inspect does not write) tells it apart.
     return (
         head.startswith(b"{")
         and b'"eval"' in head
         and (b'"samples"' in head or b'"results"' in head)
+        and b'"evalId"' not in head
     )
 
 
