@@ -24,8 +24,8 @@ from ..limits import MAX_DOCUMENT_BYTES, size_text
 from .base import Reader, Source, Tally
 
 _CHUNK = 1024 * 1024
-#: Children of a test case that decide its outcome.
-_OUTCOMES = {"failure": False, "error": None, "skipped": None}
+#: Children of a test case that decide its outcome, the strongest first.
+_OUTCOMES = ("failure", "error", "skipped")
 
 
 class _Refused(Exception):
@@ -54,11 +54,14 @@ class _Cases:
             self.case = (line, tag, attrs)
             self.case_depth = self.depth
             self.outcome = None
-        elif self.case is not None and self.depth == self.case_depth + 1 and tag in _OUTCOMES:
+        elif (
+            self.case is not None
+            and self.depth == self.case_depth + 1
+            and tag in _OUTCOMES
             # failure outranks error outranks skipped, whatever their order.
-            order = ("failure", "error", "skipped")
-            if self.outcome is None or order.index(tag) < order.index(self.outcome):
-                self.outcome = tag
+            and (self.outcome is None or _OUTCOMES.index(tag) < _OUTCOMES.index(self.outcome))
+        ):
+            self.outcome = tag
 
     def end(self, tag: str) -> None:
         if self.case is not None and self.depth == self.case_depth:
@@ -133,18 +136,15 @@ def read_junit(source: Source, tally: Tally) -> None:
         problems.add(f"{path}: no <testcase> elements: no runs to count")
         return
     seen: dict[str, int] = {}
-    error_outcome = source.error_outcome
+    passed_of = {None: True, "failure": False, "error": source.error_outcome, "skipped": None}
+    # Line numbers and run ids as integers keep the tally's compact path. The tally's
+    # line_base says which file of a folder this is, so a run id (the base plus how
+    # often the test appeared so far in this file) is unique and sorts in file order.
+    base = tally.line_base
+    add_run = tally.add_run
     for line, task, outcome in cases.found:
-        seen[task] = seen.get(task, 0) + 1
-        passed: bool | None
-        if outcome is None:
-            passed = True
-        elif outcome == "error":
-            passed = error_outcome
-        else:
-            passed = _OUTCOMES[outcome]
-        run = str(path) if seen[task] == 1 else f"{path}#{seen[task]}"
-        tally.add_run(f"{path}:{line}", task, passed, run=run)
+        appearance = seen[task] = seen.get(task, 0) + 1
+        add_run(base + line, task, passed_of[outcome], run=base + appearance)
 
 
 def sniff(head: bytes) -> bool:
