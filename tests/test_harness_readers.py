@@ -664,6 +664,12 @@ BAD = {
             "<testsuites><testsuite><testcase name='a'></testsuite></testsuites>",
             r"run\.xml:1: not well-formed XML: mismatched tag",
         ),
+        (
+            # Found by the fuzzer: an XML declaration naming an encoding Python lacks.
+            "run.xml",
+            '<?xml version="1.0" encoding="utf-d"?><testsuites/>',
+            r"run\.xml:1: cannot read the XML's encoding: unknown encoding: utf-d",
+        ),
     ],
 }
 

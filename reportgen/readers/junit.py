@@ -120,6 +120,11 @@ def read_junit(source: Source, tally: Tally) -> None:
         hint = " (was the file cut short?)" if reason == "no element found" else ""
         problems.add(f"{path}:{error.lineno}: not well-formed XML: {reason}{hint}")
         return
+    except (LookupError, UnicodeError) as error:
+        # The XML declaration names an encoding Python does not know, or the bytes do
+        # not decode in the one it names.
+        problems.add(f"{path}:{parser.CurrentLineNumber}: cannot read the XML's encoding: {error}")
+        return
     except OSError as error:
         problems.add(f"{path}: cannot read: {error.strerror}")
         return
