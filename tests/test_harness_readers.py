@@ -916,3 +916,23 @@ def test_promptfoo_with_words_of_other_formats_in_its_vars(tmp_path: Path) -> No
     head = path.read_bytes()[:65536]
     assert b'"tasks"' in head and b'"info"' in head and b'"eval"' in head
     assert detect_format(path) == "promptfoo"
+
+
+def test_folder_of_jsonl_files_locates_lines_in_their_own_files(tmp_path: Path) -> None:
+    """Line numbers in a folder's files name the file they are in, also for a run given
+    twice across two files."""
+    (tmp_path / "a.jsonl").write_text(
+        '{"task": "t", "passed": true, "run": 1}\n{"task": "t", "passed": false, "run": 2}\n'
+    )
+    (tmp_path / "b.jsonl").write_text(
+        '{"task": "u", "passed": true}\n{"task": "t", "passed": true, "run": 1}\n'
+    )
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(tmp_path)])
+    assert caught.value.problems == [
+        f"{tmp_path / 'b.jsonl'}:2: run 1 of task 't' appears twice "
+        f"(first at {tmp_path / 'a.jsonl'}:1)"
+    ]
+    (tmp_path / "b.jsonl").write_text('{"task": "t", "passed": true, "run": 3}\n')
+    (counts,) = loaded_counts(tmp_path).values()
+    assert counts == {"t": (2, 3, 0)}
