@@ -936,3 +936,8 @@ def test_folder_of_jsonl_files_locates_lines_in_their_own_files(tmp_path: Path) 
     (tmp_path / "b.jsonl").write_text('{"task": "t", "passed": true, "run": 3}\n')
     (counts,) = loaded_counts(tmp_path).values()
     assert counts == {"t": (2, 3, 0)}
+
+
+def test_a_folder_names_the_suite_with_its_whole_name(tmp_path: Path) -> None:
+    shutil.copytree(JUNIT, tmp_path / "ci.runs-v2")
+    assert list(loaded_counts(tmp_path / "ci.runs-v2")) == ["ci.runs-v2"]

@@ -103,6 +103,9 @@ class Tally:
         #: each line number also says which file it is in (see start_file).
         self.line_base = 0
         self._files: list[Path] = []
+        # A folder's whole name ("runs.v2"), a file's name without its suffix.
+        path = source.path
+        self._default_suite = path.name if path.is_dir() else path.stem
 
     def start_file(self, path: Path) -> None:
         """A folder input moves on to its next file: line numbers from here on are that file's."""
@@ -119,7 +122,7 @@ class Tally:
     ) -> dict[str, _TaskTally]:
         # The config's suite and model win over the file's; the file name is the last resort.
         key = (
-            self.source.suite or suite or self.source.path.stem,
+            self.source.suite or suite or self._default_suite,
             self.source.model or model or "",
         )
         tasks = self.groups.get(key)
