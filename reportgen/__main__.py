@@ -6,6 +6,12 @@ import sys
 def run() -> None:
     """The console script. Importing the command line loads numpy, scipy and altair,
     which takes a moment: Ctrl-C then ends as quietly as it does later."""
+    if sys.argv[1:] == ["formats"]:
+        # The list of formats needs only the readers: skip loading the rest.
+        from .readers import formats_text
+
+        sys.stdout.write(formats_text())
+        sys.exit(0)
     try:
         from .cli import main
     except KeyboardInterrupt:

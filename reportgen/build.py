@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .cache import Cache, file_digest, folder_digest
+from .cache import Cache, folder_digest, input_digest
 from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
@@ -144,10 +144,7 @@ def build(
     progress.update("hashing inputs")
     # Content hashes only matter to the cache; without it, skip reading the inputs twice.
     inputs_key = cache_key(
-        [
-            (s, file_digest(s.path) if cache is not None and s.path.is_file() else None)
-            for s in config.result_sets
-        ]
+        [(s, input_digest(s.path) if cache is not None else None) for s in config.result_sets]
     )
     previous_history = read_history(config.history) if config.history is not None else None
     label = None

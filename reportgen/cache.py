@@ -27,8 +27,10 @@ import orjson
 
 from . import __version__
 from .counts import EXCLUDED, PASS, ResultSet, TaskCounts
+from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded
+from .readers.folder import walk
 from .website.chart import Chart, SiteCharts
 
 CACHE_DIR = ".reportgen-cache"
@@ -41,6 +43,27 @@ def file_digest(path: Path) -> str:
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def input_digest(path: Path) -> str | None:
+    """A result file's digest, or for a folder input one over the names and bytes of the
+    files it holds (the walk the folder reader makes): a file added, changed or removed
+    changes it. None for anything else (the build reports it)."""
+    if path.is_file():
+        return file_digest(path)
+    if not path.is_dir():
+        return None
+    files = walk(path, Problems())
+    if files is None:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for file in files:
+        digest.update(str(file.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            digest.update(file_digest(file).encode())
+        except OSError:
+            digest.update(b"unreadable")
     return digest.hexdigest()
 
 

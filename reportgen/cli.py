@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,8 +18,8 @@ from typing import Any, NoReturn, TextIO
 from . import __version__
 from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
 from .errors import UserError, os_reason
-from .readers import FORMATS, Source, load_sources
-from .readers.base import MAX_COUNT, unprintable
+from .readers import FORMATS, Source, formats_text, load_sources
+from .readers.base import ERROR_CHOICES, MAX_COUNT, unprintable
 from .report import build_report
 from .stats.coverage import check_coverage
 from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
@@ -134,7 +135,8 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         type=Path,
         metavar="FILE",
-        help=f"result files; without any, the result sets listed in ./{CONFIG_NAME}",
+        help=f"result files, or folders of them (one format each; see reportgen formats); "
+        f"without any, the result sets listed in ./{CONFIG_NAME}",
     )
     parser.add_argument(
         "--config", type=Path, metavar="PATH", help=f"project config (default ./{CONFIG_NAME})"
@@ -145,7 +147,23 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         metavar="FORMAT",
         help=f"format of the FILEs when detection is not wanted: {', '.join(FORMATS)}",
     )
-    parser.add_argument("--scorer", help="Inspect logs with several scorers: the one to count")
+    parser.add_argument(
+        "--scorer",
+        help="Inspect logs with several scorers, Harbor trials with several rewards: the one "
+        "to count",
+    )
+    parser.add_argument(
+        "--errors",
+        choices=ERROR_CHOICES,
+        help="runs that ended in an error (Harbor exceptions, JUnit <error>, SWE-bench error "
+        "ids, ungraded Terminal-Bench trials, promptfoo errors): left out and counted as "
+        "excluded (default), or counted as failures",
+    )
+    parser.add_argument(
+        "--threshold",
+        metavar="SCORE",
+        help="the score a run needs to pass, for formats with scores (Harbor's reward; default 1)",
+    )
     # Defaults of None: a flag overrides the config only when it is given.
     parser.add_argument("-k", default=None, metavar="K", help="runs that must all pass (default 3)")
     parser.add_argument(
@@ -160,8 +178,16 @@ def _config_for(args: argparse.Namespace) -> Config:
     else:
         config = load_config(args.config or Path(CONFIG_NAME))
     if args.files:
+        threshold = _threshold(args.threshold)
         config.result_sets = [
-            Source(path=path, format=args.input_format, scorer=args.scorer) for path in args.files
+            Source(
+                path=path,
+                format=args.input_format,
+                scorer=args.scorer,
+                errors=args.errors,
+                threshold=threshold,
+            )
+            for path in args.files
         ]
     if args.k is not None:
         config.k = _whole_number("-k", args.k, 1, MAX_K)
@@ -176,6 +202,34 @@ def _config_for(args: argparse.Namespace) -> Config:
                 raise UserError(f"--{flag.replace('_', '-')}: {value!r} {problem}")
             setattr(config, flag, value)
     return config
+
+
+def _threshold(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"--threshold: expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise UserError(f"--threshold: expected a finite number, got {text!r}")
+    return value
+
+
+def _run_formats(args: argparse.Namespace, out: TextIO) -> int:
+    out.write(formats_text())
+    return EXIT_OK
+
+
+def _formats_command(commands: Commands) -> None:
+    parser = commands.add_parser(
+        "formats",
+        help="list the input formats reportgen reads",
+        description="List the input formats reportgen reads, in the order it tries them "
+        "when detecting a file's format. A folder given as input is read as files of one "
+        "of these formats.",
+    )
+    parser.set_defaults(handler=_run_formats)
 
 
 def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
@@ -514,6 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
     _check_command(commands)
     _compare_command(commands)
     _plan_command(commands)
+    _formats_command(commands)
     return parser
 
 

@@ -7,6 +7,7 @@ to the file's own folder. Command-line flags override a value only when given.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import yaml
 from .errors import Problems, UserError
 from .limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .readers import FORMATS, Source
-from .readers.base import did_you_mean, not_regular, unprintable, yaml_load
+from .readers.base import ERROR_CHOICES, did_you_mean, not_regular, unprintable, yaml_load
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -46,7 +47,7 @@ class Config:
 
 
 _TOP_KEYS = {f.name for f in dataclasses.fields(Config)} - {"path"}
-_SET_KEYS = {"path", "format", "suite", "model", "name", "scorer"}
+_SET_KEYS = {"path", "format", "suite", "model", "name", "scorer", "errors", "threshold"}
 
 
 def _text(where: str, value: Any, problems: Problems) -> str | None:
@@ -85,6 +86,14 @@ def check_confidence(where: str, value: Any, problems: Problems) -> float | None
     extreme = confidence_extreme(value)
     if extreme is not None:
         problems.add(f"{where}: {extreme}")
+        return None
+    return float(value)
+
+
+def check_threshold(where: str, value: Any, problems: Problems) -> float | None:
+    """A score threshold: any finite number (rewards and scores need not lie in 0..1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        problems.add(f"{where}: expected a number, got {value!r}")
         return None
     return float(value)
 
@@ -181,7 +190,18 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
         for key in item:
             if key not in _SET_KEYS:
                 problems.add(f"{where}: unknown key {key!r}{did_you_mean(str(key), _SET_KEYS)}")
-        fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in _SET_KEYS}
+        texts = _SET_KEYS - {"threshold"}
+        fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in texts}
+        errors = fields["errors"]
+        if errors is not None and errors not in ERROR_CHOICES:
+            problems.add(f"{where}.errors: expected {' or '.join(ERROR_CHOICES)}, got {errors!r}")
+            continue
+        threshold = item.get("threshold")
+        if (
+            threshold is not None
+            and check_threshold(f"{where}.threshold", threshold, problems) is None
+        ):
+            continue
         if fields["path"] is None:
             problems.add(f"{where}.path: missing")
             continue
@@ -200,6 +220,8 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
                 model=fields["model"],
                 name=fields["name"],
                 scorer=fields["scorer"],
+                errors=errors,
+                threshold=None if threshold is None else float(threshold),
             )
         )
     return sources

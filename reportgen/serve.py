@@ -25,7 +25,8 @@ from typing import Any, TextIO
 
 from .build import Progress, build
 from .config import Config
-from .errors import UserError, os_reason
+from .errors import Problems, UserError, os_reason
+from .readers.folder import walk
 from .terminal import terminal_safe
 from .website.render import Theme
 
@@ -96,7 +97,9 @@ def watched_paths(config: Config) -> list[Path]:
 def snapshot(paths: list[Path]) -> Snapshot:
     state: Snapshot = {}
     for path in paths:
-        files = [path] if not path.is_dir() else sorted(p for p in path.rglob("*") if p.is_file())
+        # Folders are walked as the folder reader walks them: bounded, and without
+        # following links to folders, which can loop.
+        files = [path] if not path.is_dir() else (walk(path, Problems()) or [])
         for file in files:
             try:
                 info = file.stat()

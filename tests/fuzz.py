@@ -180,6 +180,78 @@ def seed_inspect() -> dict[str, Any]:
     }
 
 
+def seed_swe_bench() -> dict[str, Any]:
+    ids = ["a__a-1", "b__b-2", "c__c-3"]
+    return {
+        "submitted_instances": 3,
+        "resolved_instances": 1,
+        "submitted_ids": ids,
+        "resolved_ids": ids[:1],
+        "unresolved_ids": ids[1:2],
+        "empty_patch_ids": [],
+        "error_ids": ids[2:],
+        "infra_failure_ids": [],
+        "schema_version": 2,
+    }
+
+
+def seed_terminal_bench() -> dict[str, Any]:
+    trials = [
+        {
+            "trial_name": f"t{t}.{i}-of-3.run",
+            "task_id": f"t{t}",
+            "is_resolved": [True, False, None][(t + i) % 3],
+            "failure_mode": ["none", "agent_timeout", "test_timeout"][(t * i) % 3],
+        }
+        for t in range(3)
+        for i in range(1, 4)
+    ]
+    return {"id": "run", "results": trials}
+
+
+def seed_harbor() -> dict[str, Any]:
+    return {
+        "task_name": "hello",
+        "trial_name": "hello__abc",
+        "source": "terminal-bench",
+        "agent_info": {"name": "a", "version": "1", "model_info": {"name": "m", "provider": "p"}},
+        "verifier_result": {"rewards": {"reward": 1.0}},
+        "exception_info": None,
+        "started_at": "2025-01-01T00:00:00",
+    }
+
+
+def seed_promptfoo() -> dict[str, Any]:
+    results = [
+        {
+            "testIdx": r * 2 + t,
+            "promptIdx": 0,
+            "provider": {"id": "openai:gpt", "label": ""},
+            "prompt": {"raw": "q", "label": "p"},
+            "testCase": {"description": f"test {t}", "vars": {"x": t}},
+            "success": (r + t) % 2 == 0,
+            "score": 1,
+            "failureReason": 0 if (r + t) % 2 == 0 else 1,
+        }
+        for r in range(3)
+        for t in range(2)
+    ]
+    return {"evalId": "e", "results": {"version": 3, "results": results}}
+
+
+def seed_junit() -> bytes:
+    cases = "".join(
+        f'<testcase classname="c" name="t{i}">{child}</testcase>'
+        for i, child in enumerate(
+            ["", "<failure message='x'>y</failure>", "<error/>", "<skipped/>"]
+        )
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<testsuites name="pytest tests">'
+        f'<testsuite name="pytest" tests="4">{cases}</testsuite></testsuites>\n'
+    ).encode()
+
+
 def eval_zip(header: Any, samples: list[Any], *, rename: dict[str, str] | None = None) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -383,7 +455,19 @@ def yaml_damage(doc: Any, rng: random.Random) -> tuple[str, bytes]:
 def reader_case(rng: random.Random) -> Case:
     """One damaged result file, read by summary (or, now and then, by build)."""
     reader = rng.choice(
-        ["jsonl", "yaml", "tau-bench", "tau2-bench", "inspect-json", "inspect-eval"]
+        [
+            "jsonl",
+            "yaml",
+            "tau-bench",
+            "tau2-bench",
+            "inspect-json",
+            "inspect-eval",
+            "swe-bench",
+            "terminal-bench",
+            "harbor",
+            "promptfoo",
+            "junit",
+        ]
     )
     given_format = rng.random() < 0.5
     if reader == "jsonl":
@@ -418,6 +502,27 @@ def reader_case(rng: random.Random) -> Case:
             how, data = doc_damage(seed, rng)
         else:
             how, data = byte_damage(to_json(seed), rng)
+    elif reader in ("swe-bench", "terminal-bench", "harbor", "promptfoo"):
+        name = {
+            "swe-bench": "model.run1.json",
+            "terminal-bench": "results.json",
+            "harbor": "result.json",
+            "promptfoo": "output.json",
+        }[reader]
+        fmt = reader
+        seed = {
+            "swe-bench": seed_swe_bench,
+            "terminal-bench": seed_terminal_bench,
+            "harbor": seed_harbor,
+            "promptfoo": seed_promptfoo,
+        }[reader]()
+        if rng.random() < 0.7:
+            how, data = doc_damage(seed, rng)
+        else:
+            how, data = byte_damage(to_json(seed), rng)
+    elif reader == "junit":
+        name, fmt = "run.xml", "junit"
+        how, data = byte_damage(seed_junit(), rng)
     else:
         name, fmt = "log.eval", "inspect"
         how, data = eval_damage(rng)

@@ -358,9 +358,9 @@ BAD_INPUTS: dict[str, Case] = {
         [str(d / "missing.jsonl")],
         r"missing\.jsonl: no such file",
     ),
-    "directory as file": lambda d: (
-        [str(d)],
-        r": is a directory; give the result file inside it",
+    "folder of no known format": lambda d: (
+        [str(write(d / "notes" / "notes.txt", "just some notes\n").parent)],
+        r"notes: no result files of a known format in the folder \(1 file looked at\)",
     ),
     "undetectable format": lambda d: (
         [str(write(d / "notes.txt", "just some notes\n"))],

@@ -945,8 +945,12 @@ def test_missing_file(tmp_path: Path) -> None:
     assert single_problem(path) == f"{path}: no such file"
 
 
-def test_directory_given_as_a_file(tmp_path: Path) -> None:
-    assert single_problem(tmp_path) == f"{tmp_path}: is a directory; give the result file inside it"
+def test_empty_directory(tmp_path: Path) -> None:
+    # A folder is an input of its own now (tests/test_harness_readers.py); an empty one
+    # says so.
+    assert single_problem(tmp_path) == (
+        f"{tmp_path}: the folder holds no files to read (hidden ones are passed over)"
+    )
 
 
 @pytest.mark.parametrize("name", ["empty.jsonl", "empty.yaml", "empty.json", "empty.eval"])

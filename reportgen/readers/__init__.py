@@ -15,13 +15,24 @@ format is one module with a `Reader` and one line here.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..counts import ResultSet
 from ..errors import Problems, UserError
-from . import inspect, jsonl, tau_bench, yaml_suite
+from . import (
+    harbor,
+    inspect,
+    jsonl,
+    junit,
+    promptfoo,
+    swe_bench,
+    tau_bench,
+    terminal_bench,
+    yaml_suite,
+)
 from .base import Reader, Source, Tally, did_you_mean, not_regular
+from .folder import folder_files
 
 __all__ = [
     "FORMATS",
@@ -30,6 +41,7 @@ __all__ = [
     "Reader",
     "Source",
     "detect_format",
+    "formats_text",
     "load_source",
     "load_sources",
 ]
@@ -40,11 +52,26 @@ READERS: tuple[Reader, ...] = (
     tau_bench.TAU_BENCH,
     tau_bench.TAU2_BENCH,
     inspect.READER,
+    swe_bench.READER,
+    terminal_bench.READER,
+    harbor.READER,
+    promptfoo.READER,
+    junit.READER,
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
 #: Bytes of a file that detection looks at.
 _HEAD_BYTES = 64 * 1024
+
+
+def formats_text() -> str:
+    """`reportgen formats`: one line a reader, in detection order."""
+    width = max(len(reader.name) for reader in READERS)
+    lines = []
+    for reader in READERS:
+        suffixes = f" ({', '.join(reader.suffixes)})" if reader.suffixes else ""
+        lines.append(f"{reader.name:<{width}}  {reader.summary}{suffixes}\n")
+    return "".join(lines)
 
 
 def detect_format(path: Path) -> str | None:
@@ -60,43 +87,61 @@ def detect_format(path: Path) -> str | None:
 
 
 def load_source(source: Source, problems: Problems) -> tuple[str | None, list[ResultSet]]:
-    """Read one file. Returns the format used (None if unreadable) and its result sets."""
+    """Read one file, or one folder of files of one format. Returns the format used
+    (None if unreadable) and its result sets."""
     path = source.path
     if not path.exists():
         problems.add(f"{path}: no such file")
         return None, []
-    if path.is_dir():
-        problems.add(f"{path}: is a directory; give the result file inside it")
-        return None, []
     if not os.access(path, os.R_OK):
         problems.add(f"{path}: cannot be read (permission denied)")
         return None, []
-    special = not_regular(path)
-    if special is not None:
-        problems.add(f"{path}: {special}")
-        return None, []
-    if path.stat().st_size == 0:
-        problems.add(f"{path}: the file is empty: no runs to count")
-        return None, []
     name = source.format
-    if name is None:
-        name = detect_format(path)
-        if name is None:
-            # Name both ways to set it: the config key and the command-line flag.
-            problems.add(
-                f"{path}: cannot tell the format; set format: (or --input-format) "
-                f"to one of {', '.join(FORMATS)}"
-            )
-            return None, []
-    elif name not in FORMATS:
+    if name is not None and name not in FORMATS:
         problems.add(
             f"{path}: unknown format {name!r}{did_you_mean(name, FORMATS)}; "
             f"known formats: {', '.join(FORMATS)}"
         )
         return None, []
+    if path.is_dir():
+        found = folder_files(path, name, READERS, detect_format, problems)
+        if found.format is None:
+            return None, []
+        name, files = found.format, found.files
+    else:
+        special = not_regular(path)
+        if special is not None:
+            problems.add(f"{path}: {special}")
+            return None, []
+        if path.stat().st_size == 0:
+            problems.add(f"{path}: the file is empty: no runs to count")
+            return None, []
+        if name is None:
+            name = detect_format(path)
+            if name is None:
+                # Name both ways to set it: the config key and the command-line flag.
+                problems.add(
+                    f"{path}: cannot tell the format; set format: (or --input-format) "
+                    f"to one of {', '.join(FORMATS)}"
+                )
+                return None, []
+        files = [path]
     tally = Tally(source, problems)
     before = len(problems.items)
-    _BY_NAME[name].read(source, tally)
+    read = _BY_NAME[name].read
+    for file in files:
+        if problems.truncated:
+            break
+        if file != path and file.stat().st_size == 0:
+            problems.add(f"{file}: the file is empty: no runs to count")
+            continue
+        if file == path:
+            read(source, tally)
+            continue
+        # Each file of a folder is read as its own source, all into one tally, so
+        # the runs of a task spread over many files (one file per run) meet.
+        tally.start_file(file)
+        read(replace(source, path=file), tally)
     if len(problems.items) > before:
         return name, []
     sets = tally.result_sets(name, source.suite, source.model)
@@ -145,7 +190,8 @@ def _merge(into: ResultSet, extra: ResultSet, problems: Problems) -> None:
         if task.id in known:
             problems.add(
                 f"{extra.sources[0]}: task {task.id!r} of {into.name!r} is also in "
-                f"{into.sources[0]}; give each task's runs in one file"
+                f"{into.sources[0]}; give each task's runs in one file (or, for a format "
+                "with one file per run, the folder holding them)"
             )
             continue
         into.tasks.append(task)

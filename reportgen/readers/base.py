@@ -24,6 +24,10 @@ from ..limits import MAX_DOCUMENT_BYTES, TooLarge, load_yaml, read_limited
 MAX_COUNT = 10**9
 
 
+#: The values of the `errors:` setting (and --errors).
+ERROR_CHOICES = ("exclude", "fail")
+
+
 @dataclass(frozen=True)
 class Source:
     """One input file and how to read it (from the config or the command line)."""
@@ -34,6 +38,17 @@ class Source:
     model: str | None = None
     name: str | None = None
     scorer: str | None = None
+    #: What a run that ended in an error counts as, for the formats that record errors
+    #: apart from failures: "exclude" (the default: left out of n and counted as
+    #: excluded) or "fail".
+    errors: str | None = None
+    #: The score a run needs to pass, for formats that give a score (Harbor's reward).
+    threshold: float | None = None
+
+    @property
+    def error_outcome(self) -> bool | None:
+        """What a run that ended in an error counts as: None (excluded) or False."""
+        return False if self.errors == "fail" else None
 
 
 def _append(values: array[int] | list[Any], value: Any) -> array[int] | list[Any]:
@@ -48,6 +63,11 @@ def _append(values: array[int] | list[Any], value: Any) -> array[int] | list[Any
         values = list(values)
     values.append(value)
     return values
+
+
+#: Line numbers of a folder's files are (file index << _FILE_SHIFT) + line.
+_FILE_SHIFT = 40
+_LINE_MASK = (1 << _FILE_SHIFT) - 1
 
 
 class _TaskTally:
@@ -79,6 +99,20 @@ class Tally:
         self._last_key: tuple[str | None, str | None] | None = None
         self._last_tasks: dict[str, _TaskTally] = {}
         self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
+        #: Added to line numbers by line-based readers, so that in a folder of files
+        #: each line number also says which file it is in (see start_file).
+        self.line_base = 0
+        self._files: list[Path] = []
+        # A folder's whole name ("runs.v2"), a file's name without its suffix.
+        path = source.path
+        self._default_suite = path.name if path.is_dir() else path.stem
+
+    def start_file(self, path: Path) -> None:
+        """A folder input moves on to its next file: line numbers from here on are that file's."""
+        self._files.append(path)
+        self.line_base = (len(self._files) - 1) << _FILE_SHIFT
+        files = self._files
+        self.locate = lambda n: f"{files[n >> _FILE_SHIFT]}:{n & _LINE_MASK}"
 
     def where(self, position: int | str) -> str:
         return position if isinstance(position, str) else self.locate(position)
@@ -88,7 +122,7 @@ class Tally:
     ) -> dict[str, _TaskTally]:
         # The config's suite and model win over the file's; the file name is the last resort.
         key = (
-            self.source.suite or suite or self.source.path.stem,
+            self.source.suite or suite or self._default_suite,
             self.source.model or model or "",
         )
         tasks = self.groups.get(key)
@@ -159,7 +193,12 @@ class Tally:
         excluded: int = 0,
     ) -> None:
         """A task given as counts only (the YAML suite file): no runs, no run order."""
-        tally = self._tasks(suite, model, where)[task] = _TaskTally()
+        tasks = self._tasks(suite, model, where)
+        if task in tasks:
+            # Two files of a folder (or two entries) stating one task's counts.
+            self.problems.add(f"{where}: task {task!r} is given more than once")
+            return
+        tally = tasks[task] = _TaskTally()
         self._check_text(where, "task id", task)
         if category is not None:
             self._check_text(where, "category", category)
@@ -448,6 +487,11 @@ class Reader:
     read: Callable[[Source, Tally], None]
     #: One line for `reportgen formats` and the README's format table.
     summary: str
+    #: For a folder input: of the files found in it that were detected as this
+    #: format (sorted), the ones to read. Formats whose folders also hold summaries
+    #: of the same runs (a run-level file beside per-trial files, a job summary)
+    #: drop those here; by default every file is read.
+    folder_files: Callable[[list[Path]], list[Path]] | None = None
 
 
 def never(head: bytes) -> bool:

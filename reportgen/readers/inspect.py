@@ -143,7 +143,7 @@ def read_inspect(source: Source, tally: Tally) -> None:
         return
     suite, model = _suite_and_model(doc)
     for i, sample in enumerate(samples):
-        _add_sample(f"{path}: samples[{i}]", sample, scorer, suite, model, tally)
+        _add_sample(f"{path}: samples[{i}]", sample, scorer, suite, model, tally, source)
 
 
 def _read_eval_zip(source: Source, tally: Tally) -> None:
@@ -180,7 +180,7 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
                     return
                 sample = _member_json(archive, members[name], path, problems)
                 if sample is not None:
-                    _add_sample(f"{path}: {name}", sample, scorer, suite, model, tally)
+                    _add_sample(f"{path}: {name}", sample, scorer, suite, model, tally, source)
     except (zipfile.BadZipFile, NotImplementedError, OSError) as error:
         # NotImplementedError: a zip version or feature zipfile does not read.
         problems.add(f"{path}: damaged zip archive: {error}")
@@ -241,7 +241,13 @@ def _suite_and_model(header: dict[str, Any]) -> tuple[str | None, str | None]:
 
 
 def _add_sample(
-    where: str, sample: Any, scorer: str, suite: str | None, model: str | None, tally: Tally
+    where: str,
+    sample: Any,
+    scorer: str,
+    suite: str | None,
+    model: str | None,
+    tally: Tally,
+    source: Source,
 ) -> None:
     problems = tally.problems
     if not isinstance(sample, dict):
@@ -261,7 +267,7 @@ def _add_sample(
         if not sample.get("error"):
             problems.add(f"{where}.scores.{scorer}: missing, and the sample has no error")
             return
-        tally.add_run(where, task, None, suite=suite, model=model, run=epoch)
+        tally.add_run(where, task, source.error_outcome, suite=suite, model=model, run=epoch)
         return
     if not isinstance(score, dict) or "value" not in score:
         problems.add(f"{where}.scores.{scorer}.value: missing")
@@ -277,10 +283,13 @@ def sniff(head: bytes) -> bool:
     """A zip archive (an .eval log), or a JSON log with eval and samples or results."""
     if head.startswith(b"PK\x03\x04"):
         return True
+    # promptfoo's output also has results, and may hold the word "eval" as a value;
+    # its evalId (which Inspect does not write) tells it apart.
     return (
         head.startswith(b"{")
         and b'"eval"' in head
         and (b'"samples"' in head or b'"results"' in head)
+        and b'"evalId"' not in head
     )
 
 

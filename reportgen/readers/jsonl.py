@@ -58,6 +58,7 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     name = source.path
     add_run = tally.add_run
     loads = orjson.loads
+    base = tally.line_base
     for number, line in _jsonl_lines(source.path):
         # Stop once a problem beyond MAX_PROBLEMS was seen (Problems then adds the
         # "stopped after" line), so the user learns that more may follow.
@@ -98,9 +99,9 @@ def read_jsonl(source: Source, tally: Tally) -> None:
                 and (run is None or type(run) is int or type(run) is str)
                 and (url is None or is_http_url(url))
             ):
-                add_run(number, task, passed, suite, model, run, category, url)
+                add_run(number + base, task, passed, suite, model, run, category, url)
                 continue
-        _canonical_record(number, record, tally)
+        _canonical_record(number + base, record, tally)
 
 
 _MISSING = object()

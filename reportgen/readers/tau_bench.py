@@ -102,7 +102,7 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
             problems.add(f"{where}.trial: expected an integer")
             continue
         if sim.get("termination_reason") == TAU2_INFRASTRUCTURE_ERROR:
-            tally.add_run(where, task, None, run=trial, suite=suite, model=model)
+            tally.add_run(where, task, source.error_outcome, run=trial, suite=suite, model=model)
             continue
         if key == "simulation_index":
             reward, field_name = sim.get("reward"), "reward"
@@ -147,7 +147,8 @@ def sniff_tau2_bench(head: bytes) -> bool:
     if b'"simulations"' in head or b'"simulation_index"' in head:
         return True
     inspect_like = b'"eval"' in head and (b'"samples"' in head or b'"results"' in head)
-    return b'"tasks"' in head and b'"info"' in head and not inspect_like
+    promptfoo_like = b'"evalId"' in head  # whose test vars may be named tasks and info
+    return b'"tasks"' in head and b'"info"' in head and not inspect_like and not promptfoo_like
 
 
 TAU_BENCH = Reader(

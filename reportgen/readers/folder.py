@@ -1,0 +1,181 @@
+"""A folder as one input: the result files it holds, all of one format.
+
+SWE-bench reports, Harbor jobs, Terminal-Bench runs and JUnit files from
+repeated CI runs arrive as folders. The rules, in order:
+
+1. The folder is walked in sorted order. Hidden entries (a name starting with
+   "."), symbolic links to folders (which can loop), a site reportgen wrote
+   (a folder holding SITE_MARKER), and anything deeper than MAX_DEPTH are
+   passed over; a walk that meets more than MAX_ENTRIES entries stops with an
+   error.
+2. Files whose suffix says they are not results (NOT_RESULTS: logs, text,
+   recordings, scripts, pictures, pages) are skipped unread. Every other file
+   is detected like a file given alone (its suffix, else its first 64 KiB);
+   files of no known format (configs, trajectories, empty files) are skipped
+   too: a harness's folder holds many besides its results.
+3. The files detected must be of one format; otherwise the error names them by
+   format. With `format:` (or --input-format) given, only files of that format
+   are read and the rest are skipped.
+4. The format may drop files that repeat others (Reader.folder_files: a Harbor
+   job's summary, Terminal-Bench's per-trial copies of the run's file).
+5. A skipped file that carries the name of a file being read (another
+   result.json) or a suffix only this format claims (.xml for JUnit) is read
+   anyway, so a damaged or cut-short result fails with its location instead of
+   quietly lowering the counts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Problems
+from .base import Reader
+
+#: Folder levels below the one given that are looked into.
+MAX_DEPTH = 8
+#: Entries (files and folders) a walk may meet before it gives up.
+MAX_ENTRIES = 200_000
+#: The file that marks a folder as a site reportgen wrote (website/write.py's
+#: MARKER; the readers may not import the website stage, a test keeps them equal).
+SITE_MARKER = ".reportgen-site"
+#: Suffixes of files that are never results, skipped without being opened.
+NOT_RESULTS = frozenset(
+    [
+        ".log",
+        ".txt",
+        ".md",
+        ".cast",
+        ".sh",
+        ".py",
+        ".pyc",
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".svg",
+        ".html",
+        ".css",
+        ".js",
+        ".toml",
+        ".lock",
+        ".patch",
+        ".diff",
+    ]
+)
+#: File names listed in one message before "and N more".
+_LISTED = 3
+
+
+@dataclass
+class FolderFiles:
+    """What a folder holds for reading: the format and its files, or nothing."""
+
+    format: str | None
+    files: list[Path]
+    skipped: int
+
+
+def walk(folder: Path, problems: Problems) -> list[Path] | None:
+    """Every regular file under folder, sorted, by the rules above; None after a problem."""
+    found: list[Path] = []
+    seen = 0
+    stack: list[tuple[Path, int]] = [(folder, 0)]
+    while stack:
+        current, depth = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                items = sorted(entries, key=lambda e: e.name)
+        except OSError as error:
+            problems.add(f"{current}: cannot list the folder: {error.strerror}")
+            return None
+        subfolders = []
+        for entry in items:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                problems.add(
+                    f"{folder}: holds more than {MAX_ENTRIES:,} files and folders; "
+                    "give the folder of one run or job"
+                )
+                return None
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    sub = Path(entry.path)
+                    if depth < MAX_DEPTH and not (sub / SITE_MARKER).exists():
+                        subfolders.append(sub)
+                elif entry.is_file(follow_symlinks=True):
+                    found.append(Path(entry.path))
+            except OSError:
+                continue  # a dangling link or an entry that vanished: nothing to read
+        stack.extend((sub, depth + 1) for sub in reversed(subfolders))
+    return sorted(found, key=lambda p: p.relative_to(folder).parts)
+
+
+def folder_files(
+    folder: Path,
+    wanted: str | None,
+    readers: tuple[Reader, ...],
+    detect: Callable[[Path], str | None],
+    problems: Problems,
+) -> FolderFiles:
+    """The format and files to read from folder (format None after a problem)."""
+    files = walk(folder, problems)
+    if files is None:
+        return FolderFiles(None, [], 0)
+    by_format: dict[str, list[Path]] = {}
+    undetected: list[Path] = []
+    for path in files:
+        if path.suffix.lower() in NOT_RESULTS:
+            undetected.append(path)
+            continue
+        try:
+            name = detect(path) if path.stat().st_size else None
+        except OSError:
+            name = None
+        if name is None:
+            undetected.append(path)
+        else:
+            by_format.setdefault(name, []).append(path)
+    if not files:
+        problems.add(f"{folder}: the folder holds no files to read (hidden ones are passed over)")
+        return FolderFiles(None, [], 0)
+    if wanted is None:
+        if not by_format:
+            problems.add(
+                f"{folder}: no result files of a known format in the folder "
+                f"({len(files)} file{'s' if len(files) != 1 else ''} looked at); "
+                "set format: (or --input-format) if they are there"
+            )
+            return FolderFiles(None, [], len(files))
+        if len(by_format) > 1:
+            kinds = "; ".join(
+                f"{name}: {_listing(folder, paths)}" for name, paths in sorted(by_format.items())
+            )
+            problems.add(
+                f"{folder}: holds result files of several formats ({kinds}); give a folder "
+                "of one format, or set format: (or --input-format) to read only one"
+            )
+            return FolderFiles(None, [], 0)
+        wanted = next(iter(by_format))
+    reader = next(r for r in readers if r.name == wanted)
+    chosen = by_format.get(wanted, [])
+    if reader.folder_files is not None:
+        chosen = reader.folder_files(chosen)
+    names = {p.name for p in chosen}
+    own_suffixes = set(reader.suffixes)
+    rescued = [p for p in undetected if p.name in names or p.suffix.lower() in own_suffixes]
+    chosen = sorted([*chosen, *rescued], key=lambda p: p.relative_to(folder).parts)
+    if not chosen:
+        problems.add(f"{folder}: no {wanted} result files in the folder")
+        return FolderFiles(None, [], len(files))
+    return FolderFiles(wanted, chosen, len(files) - len(chosen))
+
+
+def _listing(folder: Path, paths: list[Path]) -> str:
+    shown = ", ".join(str(p.relative_to(folder)) for p in paths[:_LISTED])
+    more = len(paths) - _LISTED
+    return f"{shown}, and {more} more" if more > 0 else shown

@@ -1,0 +1,160 @@
+"""Harbor jobs (Terminal-Bench 2): a job folder of `<trial>/result.json`.
+
+Harbor writes one TrialResult per trial (src/harbor/models/trial/result.py):
+`task_name`, `trial_name`, `verifier_result` (VerifierResult,
+src/harbor/models/verifier/result.py: `rewards`, a map such as
+{"reward": 1.0}), `exception_info` (set when the trial raised: an agent
+timeout, a container that would not start, a missing reward file) and
+`agent_info.model_info.name`. The job folder also holds the job's own
+result.json (counts over all trials, no task_name), which is skipped.
+
+A trial passes when its reward reaches the threshold (1 unless `threshold:`
+says otherwise). A trial with exception_info is excluded (left out of n and
+counted), or failed with `errors: fail`. When the rewards map has several
+entries, `reward` is used, or the one named by `scorer:`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from .base import Reader, Source, Tally, describe, load_json_document
+
+#: The reward a trial needs to pass unless `threshold:` is given.
+DEFAULT_THRESHOLD = 1.0
+#: The rewards entry read when there are several and no `scorer:`.
+DEFAULT_REWARD = "reward"
+
+
+def read_harbor(source: Source, tally: Tally) -> None:
+    problems = tally.problems
+    path = source.path
+    doc = load_json_document(path, problems)
+    if doc is None:
+        return
+    if not isinstance(doc, dict):
+        problems.add(f"{path}: expected a Harbor trial result (an object with task_name)")
+        return
+    if "task_name" not in doc and _is_job_summary(doc):
+        problems.add(
+            f"{path}: this is a Harbor job's summary, which holds no per-trial results; "
+            "give the job folder instead"
+        )
+        return
+    task = doc.get("task_name")
+    if not isinstance(task, str) or not task.strip():
+        problems.add(f"{path}: task_name: expected a string, got {describe(task)}")
+        return
+    trial = doc.get("trial_name")
+    if not isinstance(trial, str) or not trial.strip():
+        problems.add(f"{path}: trial_name: expected a string, got {describe(trial)}")
+        return
+    started = doc.get("started_at")
+    # Trial names end in a random suffix: order runs by their start, then by name.
+    run = f"{started if isinstance(started, str) else ''} {trial}"
+    model, suite = _model(doc), doc.get("source")
+    suite = suite if isinstance(suite, str) and suite.strip() else None
+    where = str(path)
+    exception = doc.get("exception_info")
+    if exception is not None:
+        if not isinstance(exception, dict):
+            problems.add(f"{path}: exception_info: expected an object or null")
+            return
+        tally.add_run(where, task, source.error_outcome, suite=suite, model=model, run=run)
+        return
+    reward = _reward(path, doc.get("verifier_result"), source.scorer, tally)
+    if reward is None:
+        return
+    threshold = DEFAULT_THRESHOLD if source.threshold is None else source.threshold
+    tally.add_run(where, task, reward >= threshold, suite=suite, model=model, run=run)
+
+
+def _reward(path: Path, verifier: Any, scorer: str | None, tally: Tally) -> float | None:
+    problems = tally.problems
+    if verifier is None:
+        problems.add(
+            f"{path}: verifier_result: missing, and the trial has no exception_info "
+            "(was the trial finished?)"
+        )
+        return None
+    rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
+    if not isinstance(rewards, dict) or not rewards:
+        got = verifier.get("rewards") if isinstance(verifier, dict) else verifier
+        problems.add(
+            f"{path}: verifier_result.rewards: expected a map such as "
+            f'{{"reward": 1.0}}, got {describe(got)}'
+        )
+        return None
+    if scorer is not None:
+        key = scorer
+        if key not in rewards:
+            problems.add(
+                f"{path}: verifier_result.rewards: no {key!r} (scorer:); "
+                f"it has {', '.join(map(str, rewards))}"
+            )
+            return None
+    elif DEFAULT_REWARD in rewards or len(rewards) == 1:
+        key = DEFAULT_REWARD if DEFAULT_REWARD in rewards else next(iter(rewards))
+    else:
+        problems.add(
+            f"{path}: verifier_result.rewards: several rewards ({', '.join(map(str, rewards))}) "
+            "and none named reward; choose one with scorer: (or --scorer)"
+        )
+        return None
+    value = rewards[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        problems.add(
+            f"{path}: verifier_result.rewards.{key}: expected a number, got {describe(value)}"
+        )
+        return None
+    return float(value)
+
+
+def _model(doc: dict[str, Any]) -> str | None:
+    """The model's name from agent_info.model_info, else the trial config's agent."""
+    info = doc.get("agent_info")
+    model_info = info.get("model_info") if isinstance(info, dict) else None
+    name = model_info.get("name") if isinstance(model_info, dict) else None
+    if isinstance(name, str) and name.strip():
+        return name
+    config = doc.get("config")
+    agent = config.get("agent") if isinstance(config, dict) else None
+    name = agent.get("model_name") if isinstance(agent, dict) else None
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def _is_job_summary(doc: dict[str, Any]) -> bool:
+    return "n_total_trials" in doc or "stats" in doc
+
+
+def folder_files(paths: list[Path]) -> list[Path]:
+    """Every trial's result.json, not the job's summary beside them."""
+    keep = []
+    for path in paths:
+        with path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+        summary = b'"n_total_trials"' in head or b'"stats"' in head
+        if b'"task_name"' in head or not summary:
+            keep.append(path)
+    return keep
+
+
+def sniff(head: bytes) -> bool:
+    """A trial result (task_name and trial_name), or a job summary (n_total_trials)."""
+    if not head.startswith(b"{"):
+        return False
+    trial = b'"task_name"' in head and b'"trial_name"' in head
+    return trial or (b'"n_total_trials"' in head and b'"stats"' in head)
+
+
+READER = Reader(
+    name="harbor",
+    suffixes=(),
+    sniff=sniff,
+    read=read_harbor,
+    summary="Harbor (Terminal-Bench 2) job folders of <trial>/result.json; passed = reward "
+    "reaches threshold:; trials with exception_info are excluded",
+    folder_files=folder_files,
+)

@@ -1,0 +1,183 @@
+"""Terminal-Bench 1 (`tb run`): the run's results.json, or its per-trial files.
+
+`tb run` writes `runs/<run_id>/results.json` (terminal_bench/harness/models.py,
+BenchmarkResults: `results`, a list of TrialResults) and one
+`runs/<run_id>/<task_id>/<trial_name>/results.json` per trial (a TrialResults
+alone). A trial has `task_id`, `trial_name` (`<task>.<N>-of-<M>.<run_id>` with
+--n-attempts M), `is_resolved` (true, false, or null when it was never graded)
+and `failure_mode` (terminal_bench/agents/failure_mode.py, FailureMode).
+
+How a trial counts:
+- `is_resolved` true or false: passed or failed, whatever the failure mode (an
+  agent that timed out is still graded afterwards);
+- `is_resolved` null after the model ran out of room (agent_timeout,
+  context_length_exceeded, output_length_exceeded, fatal_llm_parse_error): failed;
+- `is_resolved` null otherwise (test_timeout, parse_error,
+  agent_installation_failed, unknown_agent_error, unknown, unset, none): the
+  harness never graded it, so it is excluded, or failed with `errors: fail`
+  (Terminal-Bench's own accuracy counts every ungraded trial as a failure).
+
+The run's run_metadata.json, when it lies beside the run's results.json, gives
+the model (`model_name`) and the suite (`dataset_name`).
+
+The run of a trial is `<run_id>/<N>` from its trial name, so several `tb run`
+folders with one attempt each count as separate runs, in run-id (date) order.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from .base import Reader, Source, Tally, describe, load_json_document, task_id_of
+
+#: Failure modes in which the model, not the harness, kept the trial from being
+#: graded: the trial is a failure of the model.
+MODEL_FAILURE_MODES = frozenset(
+    {
+        "agent_timeout",
+        "context_length_exceeded",
+        "output_length_exceeded",
+        "fatal_llm_parse_error",
+    }
+)
+_ATTEMPT = re.compile(r"\.(\d+)-of-(\d+)(?:\.(.+))?$")
+
+
+def run_of(task: str, trial_name: str) -> str:
+    """A sortable run id from `<task>.<N>-of-<M>.<run_id>`: "<run_id>/<N, zero-padded>";
+    the trial name itself when it does not have that shape."""
+    rest = trial_name[len(task) :] if trial_name.startswith(task) else trial_name
+    match = _ATTEMPT.search(rest)
+    if match is None:
+        return trial_name
+    attempt, _, run_id = match.groups()
+    return f"{run_id or ''}/{int(attempt):09d}"
+
+
+def read_terminal_bench(source: Source, tally: Tally) -> None:
+    problems = tally.problems
+    path = source.path
+    doc = load_json_document(path, problems)
+    if doc is None:
+        return
+    if isinstance(doc, dict) and "results" in doc:
+        suite, model = _run_metadata(path.parent, tally)
+        trials = doc["results"]
+        if not isinstance(trials, list):
+            problems.add(f"{path}: results: expected a list of trials, got {describe(trials)}")
+            return
+        if not trials:
+            problems.add(f"{path}: results: the list is empty: no trials to count")
+            return
+        for i, trial in enumerate(trials):
+            if problems.truncated:
+                return
+            where = f"{path}: results[{i}]"
+            _add_trial(where, f"{where}.", trial, source, tally, suite, model)
+    elif isinstance(doc, dict) and "trial_name" in doc:
+        # runs/<run_id>/<task>/<trial_name>/results.json: the run's folder is two up.
+        suite, model = (
+            _run_metadata(path.parents[2], tally) if len(path.parents) > 2 else (None, None)
+        )
+        _add_trial(str(path), f"{path}: ", doc, source, tally, suite, model)
+    else:
+        problems.add(
+            f"{path}: expected Terminal-Bench results: an object with results (the run) "
+            "or with trial_name (one trial)"
+        )
+
+
+def _run_metadata(run: Path, tally: Tally) -> tuple[str | None, str | None]:
+    """(dataset, model) from the run's run_metadata.json, when it is there."""
+    path = run / "run_metadata.json"
+    if not path.is_file():
+        return None, None
+    doc = load_json_document(path, tally.problems)
+    if not isinstance(doc, dict):
+        if doc is not None:
+            tally.problems.add(f"{path}: expected the run's metadata object")
+        return None, None
+    found = []
+    for key in ("dataset_name", "model_name"):
+        value = doc.get(key)
+        found.append(value if isinstance(value, str) and value.strip() else None)
+    return found[0], found[1]
+
+
+def _add_trial(
+    where: str,
+    prefix: str,
+    trial: Any,
+    source: Source,
+    tally: Tally,
+    suite: str | None,
+    model: str | None,
+) -> None:
+    """One trial; `where` locates it, `prefix` goes before a key to locate that key."""
+    problems = tally.problems
+    if not isinstance(trial, dict):
+        problems.add(f"{where}: expected a trial object, got {describe(trial)}")
+        return
+    task = task_id_of(trial.get("task_id"))
+    if task is None:
+        problems.add(f"{prefix}task_id: expected a string, got {describe(trial.get('task_id'))}")
+        return
+    name = trial.get("trial_name")
+    if not isinstance(name, str) or not name.strip():
+        problems.add(f"{prefix}trial_name: expected a string, got {describe(name)}")
+        return
+    resolved = trial.get("is_resolved")
+    if resolved is not None and not isinstance(resolved, bool):
+        problems.add(f"{prefix}is_resolved: expected true, false or null, got {describe(resolved)}")
+        return
+    mode = trial.get("failure_mode", "unset")
+    if mode is not None and not isinstance(mode, str):
+        problems.add(f"{prefix}failure_mode: expected a string, got {describe(mode)}")
+        return
+    passed: bool | None
+    if resolved is not None:
+        passed = resolved
+    elif mode in MODEL_FAILURE_MODES:
+        passed = False
+    else:
+        passed = source.error_outcome
+    tally.add_run(where, task, passed, suite=suite, model=model, run=run_of(task, name))
+
+
+def folder_files(paths: list[Path]) -> list[Path]:
+    """A run folder holds the run's results.json and each trial's again below it:
+    read the run's, and per-trial files only where no run file covers them."""
+    runs = [p.parent for p in paths if _is_run_file(p)]
+    return [
+        p for p in paths if _is_run_file(p) or not any(p.parent.is_relative_to(run) for run in runs)
+    ]
+
+
+def _is_run_file(path: Path) -> bool:
+    with path.open("rb") as handle:
+        head = handle.read(64 * 1024).lstrip()
+    # A run's file starts with its id and the results list; a trial's with its fields.
+    return head.startswith(b"{") and b'"results"' in head
+
+
+def sniff(head: bytes) -> bool:
+    """A trial (or a run's list of them): trial_name and is_resolved, not Harbor's task_name."""
+    return (
+        head.startswith(b"{")
+        and b'"trial_name"' in head
+        and b'"is_resolved"' in head
+        and b'"task_name"' not in head
+    )
+
+
+READER = Reader(
+    name="terminal-bench",
+    suffixes=(),
+    sniff=sniff,
+    read=read_terminal_bench,
+    summary="Terminal-Bench 1 (tb run): the run's results.json or its folder of trials; "
+    "ungraded trials are excluded",
+    folder_files=folder_files,
+)
