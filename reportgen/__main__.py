@@ -4,7 +4,7 @@ import sys
 
 
 def run() -> None:
-    """The console script. Importing the command line loads numpy, scipy and altair,
+    """The console script. Importing the command line loads numpy and scipy,
     which takes a moment: Ctrl-C then ends as quietly as it does later."""
     if sys.argv[1:] == ["formats"]:
         # The list of formats needs only the readers: skip loading the rest.
