@@ -176,7 +176,7 @@ def harbor_expected(
     outcomes: dict[str, list[bool | None]] = defaultdict(list)
     for path in sorted(job.glob("*/result.json")):
         trial = json.loads(path.read_text())
-        if trial["exception_info"] is not None:
+        if trial["exception_info"] is not None and trial["verifier_result"] is None:
             outcomes[trial["task_name"]].append(False if errors_fail else None)
         else:
             reward = trial["verifier_result"]["rewards"][key]

@@ -9,8 +9,9 @@ timeout, a container that would not start, a missing reward file) and
 result.json (counts over all trials, no task_name), which is skipped.
 
 A trial passes when its reward reaches the threshold (1 unless `threshold:`
-says otherwise). A trial with exception_info is excluded (left out of n and
-counted), or failed with `errors: fail`. When the rewards map has several
+says otherwise). A trial with exception_info and no verifier result was never
+graded: it is excluded (left out of n and counted), or failed with `errors:
+fail`. One with exception_info that was graded all the same counts by its reward. When the rewards map has several
 entries, `reward` is used, or the one named by `scorer:`.
 """
 
@@ -62,8 +63,13 @@ def read_harbor(source: Source, tally: Tally) -> None:
         if not isinstance(exception, dict):
             problems.add(f"{path}: exception_info: expected an object or null")
             return
-        tally.add_run(where, task, source.error_outcome, suite=suite, model=model, run=run)
-        return
+        # A trial that raised but was still graded (an agent that timed out, then
+        # failed the tests) counts by its reward: leaving such failures out would
+        # make the agent look more reliable than it is. Only an ungraded trial is
+        # an error run, excluded (or failed with errors: fail).
+        if doc.get("verifier_result") is None:
+            tally.add_run(where, task, source.error_outcome, suite=suite, model=model, run=run)
+            return
     reward = _reward(path, doc.get("verifier_result"), source.scorer, tally)
     if reward is None:
         return
@@ -155,6 +161,6 @@ READER = Reader(
     sniff=sniff,
     read=read_harbor,
     summary="Harbor (Terminal-Bench 2) job folders of <trial>/result.json; passed = reward "
-    "reaches threshold:; trials with exception_info are excluded",
+    "reaches threshold:; trials that raised and were never graded are excluded",
     folder_files=folder_files,
 )
