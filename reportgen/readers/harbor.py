@@ -11,8 +11,9 @@ result.json (counts over all trials, no task_name), which is skipped.
 A trial passes when its reward reaches the threshold (1 unless `threshold:`
 says otherwise). A trial with exception_info and no verifier result was never
 graded: it is excluded (left out of n and counted), or failed with `errors:
-fail`. One with exception_info that was graded all the same counts by its reward. When the rewards map has several
-entries, `reward` is used, or the one named by `scorer:`.
+fail`. One with exception_info that was graded all the same counts by its
+reward. When the rewards map has several entries, `reward` is used, or the one
+named by `scorer:`.
 """
 
 from __future__ import annotations
