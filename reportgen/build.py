@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import stat
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from .terminal import terminal_safe
 from .views import Json
 from .website.chart import make_charts
 from .website.chart_engine import Converter
-from .website.render import Renderer, SiteOptions, Theme, page_count
+from .website.render import Renderer, SiteOptions, Theme, page_count, warm_content
 from .website.write import MARKER, check_output, write_site
 
 
@@ -131,8 +132,12 @@ def build(
     force: bool = False,
     progress: Progress | None = None,
     use_cache: bool = True,
+    converter: Converter | None = None,
 ) -> BuildResult:
-    """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged."""
+    """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged.
+
+    `converter`, a chart engine the caller started, is used and closed.
+    """
     progress = progress or Progress()
     start = time.perf_counter()
     check_output(config.output, force, _inputs(config))
@@ -175,6 +180,8 @@ def build(
     if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
+        if converter is not None:
+            converter.close()
         return BuildResult(
             output=config.output,
             files=kept,
@@ -185,7 +192,8 @@ def build(
             reused="nothing changed: kept every file of the previous build",
         )
 
-    # vl-convert starts in a child process now, so its start-up overlaps the reading.
+    # vl-convert starts in a child process now (unless the caller started it even
+    # earlier), so its start-up overlaps the reading.
     job = _Job(
         config,
         force,
@@ -198,7 +206,7 @@ def build(
         options,
         start,
     )
-    converter = Converter()
+    converter = converter or Converter()
     try:
         return _stages(job, converter)
     finally:
@@ -289,17 +297,26 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     else:
         loaded, report = _read_and_estimate(job, reused)
         _last_report = (report_key, loaded, report) if cache is not None else None
+    reusable = _reusable_pages(cache, config.output) if cache is not None else {}
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     charts = cache.get_charts(charts_key) if cache is not None else None
     if charts is not None and charts.fit(report):
         reused.append(f"{charts.count} charts")
     else:
-        charts = make_charts(report, converter)
+        # While the chart engine draws in its own process, this one renders the
+        # content pages (their worked examples) that will not be kept.
+        warming = threading.Thread(
+            target=warm_content, args=(job.theme, report, reusable), daemon=True
+        )
+        warming.start()
+        try:
+            charts = make_charts(report, converter)
+        finally:
+            warming.join()
         if cache is not None:
             cache.put_charts(charts_key, charts)
 
-    reusable = _reusable_pages(cache, config.output) if cache is not None else {}
     renderer = Renderer(report, charts, job.theme, job.options, reusable)
     files = renderer.pages()
     total_pages = page_count(report, job.theme)

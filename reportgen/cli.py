@@ -246,12 +246,19 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
-    # Only here: the site stack (Jinja, Altair, vl-convert) costs more to import
-    # than `estimate` or `check` takes to run.
-    from .build import build
+    from .website.chart_engine import Converter
 
-    config = _config_for(args)
-    result = build(config, force=args.force, use_cache=not args.no_cache)
+    # The chart engine's process starts first, so that its start-up overlaps the
+    # imports below: only here, as the site stack (Jinja, Altair) costs more to
+    # import than `estimate` or `check` takes to run.
+    converter = Converter()
+    try:
+        from .build import build
+
+        config = _config_for(args)
+        result = build(config, force=args.force, use_cache=not args.no_cache, converter=converter)
+    finally:
+        converter.close()
     summary = (
         f"built {result.pages} pages for {result.result_sets} result set"
         f"{'s' if result.result_sets != 1 else ''} ({result.files} files, "

@@ -22,7 +22,7 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +179,34 @@ class SiteOptions:
     build_date: str | None = None
 
 
+def site_settings(report: Report) -> dict[str, Any]:
+    """What every template (and content page) sees as `site`."""
+    return {
+        "title": report.title,
+        "description": report.description,
+        "k": report.k,
+        "confidence": report.confidence,
+        "level": percent(report.confidence),
+    }
+
+
+def warm_content(theme: Theme, report: Report, skip: Collection[str] = ()) -> None:
+    """Render the content pages (not among `skip`) into this process's memo.
+
+    Run in a thread while the chart engine draws: their worked examples are most
+    of a small build's rendering, and the engine works in another process.
+    Errors are left for the real rendering, which reports them with their place.
+    """
+    site = site_settings(report)
+    for name, path in theme.content_pages().items():
+        if f"{name}.html" in skip:
+            continue
+        try:
+            _content_page(path.read_text(encoding="utf-8"), site, str(path))
+        except Exception:  # reported, with its place, by the rendering that follows
+            return
+
+
 def _content_page(text: str, site: dict[str, Any], source: str) -> tuple[str, dict[str, Any]]:
     html, meta = _rendered_content(text, tuple(site.items()), source)
     return html, dict(meta)
@@ -218,13 +246,7 @@ class Renderer:
         #: How many pages of the previous build were kept.
         self.kept = 0
         self._closures: dict[str, str] = {}
-        self.site = {
-            "title": report.title,
-            "description": report.description,
-            "k": report.k,
-            "confidence": report.confidence,
-            "level": percent(report.confidence),
-        }
+        self.site = site_settings(report)
         # Content pages are read up front: their titles make the navigation, which
         # is the same on every page. They are rendered only when not kept.
         self.content: dict[str, tuple[str, str, dict[str, Any]]] = {}
