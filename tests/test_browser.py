@@ -297,7 +297,17 @@ async def _crawl(browser: AsyncBrowser, site: Site, pages: list[tuple[str, int]]
         page.on("console", on_console)
         page.on("pageerror", lambda error: console(f"uncaught {error}"))
         page.on("request", on_request)
-        page.on("requestfailed", lambda r: failed(f"{r.url}: {r.failure}"))
+
+        def on_failed(request: Any) -> None:
+            # Chromium fetches the icon after the page has loaded, at low priority, so the
+            # crawl's next navigation can cancel it; when it does arrive it must be a 200.
+            if request.url == site.url("assets/favicon.svg") and request.failure == (
+                "net::ERR_ABORTED"
+            ):
+                return
+            failed(f"{request.url}: {request.failure}")
+
+        page.on("requestfailed", on_failed)
         page.on("response", on_response)
         while todo:
             rel, status = todo.pop()
