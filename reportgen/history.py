@@ -71,23 +71,23 @@ def default_label(entries: Sequence[Json], cwd: Path) -> str:
 # ---------------------------------------------------------------- reading
 
 
-def read_history(path: Path) -> list[Json]:
+def read_history(path: Path, flag: str = "--history") -> list[Json]:
     """Entries of a history file, oldest first; every problem names its line."""
     if not path.exists():
         return []  # the first build of a report has no history yet
     if path.is_dir():
-        raise UserError(f"--history: {path} is a folder; give its {HISTORY_FILE}")
+        raise UserError(f"{flag}: {path} is a folder; give its {HISTORY_FILE}")
     special = not_regular(path)
     if special is not None:
-        raise UserError(f"--history: {path}: {special}")
+        raise UserError(f"{flag}: {path}: {special}")
     problems = Problems()
     entries: list[Json] = []
     try:
         lines = read_limited(path, MAX_DOCUMENT_BYTES).splitlines()
     except TooLarge as error:
-        raise UserError(f"--history: {path}: {error}") from None
+        raise UserError(f"{flag}: {path}: {error}") from None
     except OSError as error:
-        raise UserError(f"--history: {path}: cannot read ({error.strerror})") from None
+        raise UserError(f"{flag}: {path}: cannot read ({error.strerror})") from None
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
