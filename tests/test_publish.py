@@ -152,7 +152,7 @@ def test_check_against_baseline(example_site: Path, tmp_path: Path) -> None:
     [
         (["--min-reliability", "2"], "--min-reliability: must lie between 0 and 1"),
         ([], "give --min-reliability"),
-        (["--max-drop", "0.1"], "--baseline and --max-drop go together"),
+        (["--max-drop", "0.1"], "--max-drop needs --baseline"),
     ],
 )
 def test_check_usage_errors(
