@@ -15,7 +15,7 @@ from typing import Any
 
 from .check import TaskGate, Verdict
 from .stats.task_tests import IMPROVED, MOVED_DOWN, MOVED_UP, REGRESSED, TaskChange
-from .terminal import table
+from .terminal import p_value, table
 from .views import task_tests_json
 
 #: Rows of tasks that merely moved in the Markdown table and in text; the rest are counted.
@@ -52,13 +52,6 @@ class CheckResult:
     @property
     def failed(self) -> bool:
         return bool(self.suite.failures or self.regressed)
-
-
-def p_value(value: float | None) -> str:
-    """Three decimals, or two significant digits below 0.001; '–' when not tested."""
-    if value is None:
-        return "–"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
 def _counts(pair: tuple[int, int]) -> str:

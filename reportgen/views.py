@@ -289,6 +289,8 @@ def task_tests_json(
         "improved": len(tests.improved),
         "moved": len(tests.moved),
         "unchanged": len(tests.with_verdict(UNCHANGED)),
+        "only_in_candidate": list(tests.only_in_candidate),
+        "only_in_baseline": list(tests.only_in_baseline),
         "tasks": [{**names(t.id), **task_change_json(t)} for t in tests.changed],
     }
 
@@ -380,7 +382,14 @@ def report_json(report: Report) -> Json:
             }
         )
     comparisons = [
-        {"id": c.id, "page": c.page, "a": c.a.id, "b": c.b.id, **comparison_json(c.comparison)}
+        {
+            "id": c.id,
+            "page": c.page,
+            "a": c.a.id,
+            "b": c.b.id,
+            **comparison_json(c.comparison),
+            "task_tests": task_tests_json(c.tests),
+        }
         for c in report.comparisons
     ]
     return {
@@ -412,6 +421,7 @@ def trend_json(points: list[TrendPoint]) -> list[Json]:
                 "unbiased": interval_json(p.step.unbiased),
                 "significant": p.significant,
                 "movers": [{"id": task, "change": d} for task, d in p.movers],
+                "task_tests": None if p.tests is None else task_tests_json(p.tests),
             },
         }
         for p in points

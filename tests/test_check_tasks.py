@@ -417,3 +417,33 @@ def test_current_report_with_broken_tasks_exits_2(
     now = write(tmp_path / "now.json", doc)
     err = _error(["check", str(now), "--baseline", str(old), "--per-task"], capsys)
     assert f"report: {now}: result_sets[0].tasks[0].runs" in err
+
+
+def test_schema_version_3_is_written_and_1_to_3_are_read() -> None:
+    from reportgen.check import READABLE_VERSIONS
+    from reportgen.views import SCHEMA_VERSION
+
+    schema = json.loads((Path(__file__).parent.parent / "reportgen/report.schema.json").read_text())
+    assert SCHEMA_VERSION == 3 == schema["properties"]["schema_version"]["const"]
+    assert READABLE_VERSIONS == (1, 2, 3)
+    assert "task_tests" in schema["properties"]["comparisons"]["items"]["required"]
+
+
+def test_the_example_sites_per_task_tests_match_scipy(example_site: Path) -> None:
+    doc = json.loads((example_site / "report.json").read_text())
+    sets = {
+        rs["id"]: {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]}
+        for rs in doc["result_sets"]
+    }
+    cmp = doc["comparisons"][0]
+    a, b = sets[cmp["a"]], sets[cmp["b"]]
+    tests = cmp["task_tests"]
+    assert tests["shared_tasks"] == cmp["shared_tasks"]
+    for row in tests["tasks"]:
+        (cb, nb), (ca, na) = b[row["id"]], a[row["id"]]
+        assert row["baseline"] == {"successes": cb, "runs": nb}
+        expected = stats.fisher_exact([[ca, na - ca], [cb, nb - cb]], "less").pvalue
+        assert row["p_lower"] == pytest.approx(expected)
+    trend = doc["history"]["trends"][cmp["a"]][-1]["change"]["task_tests"]
+    assert trend["test"] == "fisher" and trend["control"] == "holm"
+    assert trend["level"] == pytest.approx(1 - doc["confidence"])
