@@ -274,6 +274,12 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
             screen=not args.all_tasks,
             min_drop=min_task_drop,
         )
+    if gate is not None and not gate.shared_sets:
+        print(
+            "reportgen: warning: no result set of the report is in the baseline (they are "
+            "matched by suite and model), so no task was tested",
+            file=sys.stderr,
+        )
     result = CheckResult(None if baseline is None else baseline["label"], verdict, gate)
     if args.format == "json":
         out.write(json.dumps(check_json(result), indent=2, ensure_ascii=False) + "\n")

@@ -447,3 +447,12 @@ def test_the_example_sites_per_task_tests_match_scipy(example_site: Path) -> Non
     trend = doc["history"]["trends"][cmp["a"]][-1]["change"]["task_tests"]
     assert trend["test"] == "fisher" and trend["control"] == "holm"
     assert trend["level"] == pytest.approx(1 - doc["confidence"])
+
+
+def test_a_baseline_sharing_no_result_set_is_said_out_loud(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = write(tmp_path / "other.json", report_doc({"someone-else": BASELINE}))
+    status, out = run(["check", str(site), "--baseline", str(other), "--per-task"])
+    assert status == 0 and "not in the baseline, not tested: agent" in out
+    assert "no task was tested" in capsys.readouterr().err
