@@ -456,3 +456,27 @@ def test_a_baseline_sharing_no_result_set_is_said_out_loud(
     status, out = run(["check", str(site), "--baseline", str(other), "--per-task"])
     assert status == 0 and "not in the baseline, not tested: agent" in out
     assert "no task was tested" in capsys.readouterr().err
+
+
+def test_pages_list_the_changed_tasks_worst_first(example_site: Path) -> None:
+    import re
+
+    doc = json.loads((example_site / "report.json").read_text())
+    cmp = doc["comparisons"][0]
+    trend_points = doc["history"]["trends"][cmp["a"]]
+    pages = [
+        (example_site / cmp["page"], "compare-task-tests", cmp["task_tests"]),
+        (
+            example_site / f"sets/{cmp['a']}/trend.html",
+            "trend-task-tests",
+            trend_points[-1]["change"]["task_tests"],
+        ),
+    ]
+    for page, table_id, tests in pages:
+        html = page.read_text()
+        table = html[html.index(f'id="{table_id}"') : html.index("</table>", html.index(table_id))]
+        shown = re.findall(r'<tr><th scope="row">([^<]+)</th>', table)
+        assert shown == [row["id"] for row in tests["tasks"]]
+        falls = [row["p_lower"] for row in tests["tasks"]]
+        assert falls == sorted(falls)  # worst (strongest evidence of a fall) first
+        assert tests["regressed"] == sum(r["verdict"] == "regressed" for r in tests["tasks"])
