@@ -17,6 +17,10 @@ from .config import MAX_K, confidence_extreme
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import MAX_COUNT, describe, json_loads, not_regular
+from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
+
+#: report.json versions `check`, `compare` and `plan` read.
+READABLE_VERSIONS = (1, 2, 3)
 
 
 def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[str, Any]:
@@ -40,9 +44,10 @@ def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[s
         raise UserError(f"{flag}: {file}: not a report.json ({error})") from None
     except OSError as error:
         raise UserError(f"{flag}: {file}: cannot read ({error.strerror})") from None
-    # Version 1 (before the headline choice) stays readable: old sites are baselines.
-    if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
-        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1 or 2)")
+    # Versions 1 (before the headline choice) and 2 (before the per-task tests) stay
+    # readable: old sites are baselines.
+    if not isinstance(doc, dict) or doc.get("schema_version") not in READABLE_VERSIONS:
+        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1 to 3)")
     problems = Problems()
     for problem in _report_problems(doc, tasks):
         problems.add(f"{flag}: {file}: {problem}")
@@ -192,17 +197,11 @@ def check_report(
     return Verdict(failures=failures, passes=passes)
 
 
-def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
-    """The build before the current one in a history.jsonl, shaped like a report.json.
-
-    Values are recomputed from the stored counts with the report's k and
-    confidence, so the comparison is like for like.
-    """
+def _history_build(path: Path, report: dict[str, Any]) -> dict[str, Any]:
+    """The entry of a history.jsonl for the build before the current report's."""
     from .history import read_history
-    from .stats.estimate import estimate_suite
-    from .views import reliability_json
 
-    entries = read_history(path)
+    entries = read_history(path, "--baseline")
     history = report.get("history")
     current = history.get("label") if isinstance(history, dict) else None
     earlier = [e for e in entries if e["label"] != current]
@@ -212,19 +211,168 @@ def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
             earlier = entries[: labels.index(current)]
     if not earlier:
         raise UserError(f"--baseline: {path} has no build before this one to compare with")
-    entry = earlier[-1]
-    sets = []
-    for rs in entry["result_sets"]:
-        counts = list(rs["tasks"].values())
+    return earlier[-1]
+
+
+def _doc_from_counts(
+    label: str, sets: list[tuple[str, str, str, dict[str, tuple[int, int]]]], report: dict[str, Any]
+) -> dict[str, Any]:
+    """A report.json-shaped baseline from per-task counts, with the report's k and confidence.
+
+    Values are recomputed from the counts, so the comparison is like for like.
+    """
+    from .stats.estimate import estimate_suite
+    from .views import reliability_json
+
+    out = []
+    for suite_name, model, name, counts in sets:
+        values = list(counts.values())
         suite = estimate_suite(
-            [c for c, _ in counts], [n for _, n in counts], report["k"], report["confidence"]
+            [c for c, _ in values], [n for _, n in values], report["k"], report["confidence"]
         )
-        sets.append(
+        out.append(
             {
-                "suite": rs["suite"],
-                "model": rs["model"],
-                "name": rs["name"],
+                "suite": suite_name,
+                "model": model,
+                "name": name,
                 "reliability_at_k": reliability_json(suite),
+                "tasks": [{"id": t, "successes": c, "runs": n} for t, (c, n) in counts.items()],
             }
         )
-    return {"schema_version": 1, "label": entry["label"], "result_sets": sets}
+    return {"schema_version": 1, "label": label, "result_sets": out}
+
+
+def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
+    """The build before the current one in a history.jsonl, shaped like a report.json."""
+    entry = _history_build(path, report)
+    sets = [
+        (rs["suite"], rs["model"], rs["name"], {t: (c, n) for t, (c, n) in rs["tasks"].items()})
+        for rs in entry["result_sets"]
+    ]
+    return _doc_from_counts(entry["label"], sets, report)
+
+
+def _looks_like_history(path: Path) -> bool:
+    """A .jsonl whose first line is a history entry (result files share the suffix)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    first = head.lstrip().split(b"\n", 1)[0]
+    return b'"schema_version"' in first and b'"result_sets"' in first
+
+
+def _looks_like_report(path: Path) -> bool:
+    if path.is_dir():
+        return (path / "report.json").is_file()
+    if path.suffix != ".json":
+        return False
+    try:
+        with path.open("rb") as handle:
+            return b'"schema_version"' in handle.read(4096)
+    except OSError:
+        return False
+
+
+def load_baseline(path: Path, report: dict[str, Any], tasks: bool) -> dict[str, Any]:
+    """The baseline as a report.json-shaped document, whatever `path` holds.
+
+    A site folder or report.json; a history.jsonl (its build before the
+    report's); or result files (a file or a folder of them). The document's
+    "label" says which, for the output. With tasks=True every set carries its
+    per-task counts, checked.
+    """
+    if not path.exists():
+        raise UserError(
+            f"--baseline: {path}: no such file or folder (give a site, a report.json, a "
+            "history.jsonl or result files)"
+        )
+    if _looks_like_report(path):
+        doc = read_report(path, "--baseline", tasks=tasks)
+        doc["label"] = str(path)
+        return doc
+    if path.is_file() and path.suffix == ".jsonl" and _looks_like_history(path):
+        doc = baseline_from_history(path, report)
+        doc["label"] = f"build {doc['label']} of {path}"
+        return doc
+    from .readers import Source, load_sources
+
+    loaded = load_sources([Source(path)])
+    if not loaded.result_sets:
+        raise UserError(f"--baseline: {path} holds no result sets")
+    sets = [(rs.suite, rs.model, rs.name, rs.counts_by_task()) for rs in loaded.result_sets]
+    return _doc_from_counts(str(path), sets, report)
+
+
+def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    return {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]}
+
+
+@dataclass(frozen=True)
+class TaskGate:
+    """The per-task gate: one family over every matched result set's shared tasks."""
+
+    tests: TaskTests
+    #: Pooled task key -> (result set name, task id).
+    keys: dict[str, tuple[str, str]]
+    #: Result set name -> tasks only in the report / only in the baseline.
+    new: dict[str, tuple[str, ...]]
+    gone: dict[str, tuple[str, ...]]
+    #: Result sets of the report with no counterpart (same suite and model) in the baseline.
+    unmatched: list[str]
+    shared_sets: list[str]
+
+    def name(self, key: str) -> str:
+        """How output names a task: with its result set when several were tested."""
+        set_name, task = self.keys[key]
+        return f"{set_name} / {task}" if len(self.shared_sets) > 1 else task
+
+
+def check_tasks(
+    report: dict[str, Any],
+    baseline: dict[str, Any],
+    level: float = DEFAULT_LEVEL,
+    test: str = "fisher",
+    control: str = "holm",
+    screen: bool = True,
+    min_drop: float = 0.0,
+) -> TaskGate:
+    """Test every task shared by a report's result set and its baseline counterpart.
+
+    Result sets are matched by (suite, model); all their shared tasks form one
+    family, so the gate's error rate holds for the whole check, not per set.
+    """
+    old_sets = {(rs["suite"], rs["model"]): rs for rs in baseline["result_sets"]}
+    keys: dict[str, tuple[str, str]] = {}
+    before: list[tuple[int, int]] = []
+    after: list[tuple[int, int]] = []
+    new: dict[str, tuple[str, ...]] = {}
+    gone: dict[str, tuple[str, ...]] = {}
+    unmatched: list[str] = []
+    shared_sets: list[str] = []
+    for rs in report["result_sets"]:
+        old = old_sets.get((rs["suite"], rs["model"]))
+        if old is None:
+            unmatched.append(rs["name"])
+            continue
+        shared_sets.append(rs["name"])
+        now, then = _counts(rs), _counts(old)
+        for task in now:
+            if task in then:
+                keys[f"{rs['name']}\x00{task}"] = (rs["name"], task)
+                before.append(then[task])
+                after.append(now[task])
+        new[rs["name"]] = tuple(t for t in now if t not in then)
+        gone[rs["name"]] = tuple(t for t in then if t not in now)
+    tests = task_tests(
+        list(keys),
+        ([c for c, _ in before], [n for _, n in before]),
+        ([c for c, _ in after], [n for _, n in after]),
+        level=level,
+        test=test,
+        control=control,
+        screen=screen,
+        min_drop=min_drop,
+    )
+    return TaskGate(tests, keys, new, gone, unmatched, shared_sets)

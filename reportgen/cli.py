@@ -10,6 +10,7 @@ import argparse
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -292,31 +293,92 @@ def _fraction(flag: str, text: str | None) -> float | None:
 
 
 def _run_check(args: argparse.Namespace, out: TextIO) -> int:
-    from .check import baseline_from_history, check_report, read_report
+    from .check import check_report, check_tasks, load_baseline, read_report
+    from .check_output import CheckResult, check_github, check_json, check_markdown, check_text
 
     minimum = _fraction("--min-reliability", args.min_reliability)
     max_drop = _fraction("--max-drop", args.max_drop)
-    if (args.baseline is None) != (max_drop is None):
-        raise UserError("--baseline and --max-drop go together")
+    if max_drop is not None and args.baseline is None:
+        raise UserError("--max-drop needs --baseline OLD")
+    if args.per_task and args.baseline is None:
+        raise UserError("--per-task needs --baseline OLD")
+    if args.baseline is not None and max_drop is None and not args.per_task:
+        raise UserError("--baseline needs --max-drop X, --per-task, or both")
     if minimum is None and args.baseline is None:
-        raise UserError("give --min-reliability X, or --baseline OLD --max-drop X, or both")
-    report = read_report(args.report, "report")
+        raise UserError(
+            "give --min-reliability X, or --baseline OLD with --max-drop X or --per-task"
+        )
+    task_flags = {
+        "--level": args.level is not None,
+        "--fdr": args.fdr,
+        "--test": args.test is not None,
+        "--min-task-drop": args.min_task_drop is not None,
+        "--all-tasks": args.all_tasks,
+    }
+    stray = [flag for flag, given in task_flags.items() if given]
+    if stray and not args.per_task:
+        raise UserError(f"{', '.join(stray)}: only with --per-task")
+    level = 0.05 if args.level is None else _fraction("--level", args.level)
+    if level is None or not 0 < level < 1:
+        raise UserError(f"--level: must lie strictly between 0 and 1, got {args.level}")
+    min_task_drop = _fraction("--min-task-drop", args.min_task_drop) or 0.0
+    report = read_report(args.report, "report", tasks=args.per_task)
     baseline = None
     if args.baseline is not None:
-        if args.baseline.suffix == ".jsonl":
-            baseline = baseline_from_history(args.baseline, report)
-            out.write(f"baseline: build {baseline['label']} of {args.baseline}\n")
-        else:
-            baseline = read_report(args.baseline, "--baseline")
+        baseline = load_baseline(args.baseline, report, tasks=args.per_task)
     verdict = check_report(report, minimum, baseline, max_drop, args.estimator)
-    for line in verdict.passes:
-        out.write(f"ok    {line}\n")
-    for line in verdict.failures:
-        out.write(f"FAIL  {line}\n")
-    if verdict.failures:
-        print(f"reportgen check: {len(verdict.failures)} result set(s) failed", file=sys.stderr)
+    gate = None
+    if args.per_task and baseline is not None:
+        gate = check_tasks(
+            report,
+            baseline,
+            level=level,
+            test=args.test or "fisher",
+            control="bh" if args.fdr else "holm",
+            screen=not args.all_tasks,
+            min_drop=min_task_drop,
+        )
+    if gate is not None and not gate.shared_sets:
+        print(
+            "reportgen: warning: no result set of the report is in the baseline (they are "
+            "matched by suite and model), so no task was tested",
+            file=sys.stderr,
+        )
+    result = CheckResult(None if baseline is None else baseline["label"], verdict, gate)
+    if args.format == "json":
+        out.write(json.dumps(check_json(result), indent=2, ensure_ascii=False) + "\n")
+    elif args.format == "markdown":
+        out.write(check_markdown(result))
+    elif args.format == "github":
+        out.write(check_github(result))
+        _append_step_summary(check_markdown(result))
+    else:
+        out.write(check_text(result))
+    if result.failed:
+        parts = []
+        if verdict.failures:
+            parts.append(f"{len(verdict.failures)} result set(s) failed")
+        if result.regressed:
+            parts.append(f"{len(result.regressed)} task(s) regressed beyond noise")
+        print(f"reportgen check: {', '.join(parts)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     return EXIT_OK
+
+
+def _append_step_summary(markdown: str) -> None:
+    """Add the Markdown table to the job summary when run inside GitHub Actions."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY", "").strip()
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(markdown + "\n")
+    except OSError as error:
+        # The gate's verdict still stands; a summary that cannot be written is only noted.
+        print(
+            f"reportgen: warning: GITHUB_STEP_SUMMARY: cannot write {target} ({os_reason(error)})",
+            file=sys.stderr,
+        )
 
 
 def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
@@ -487,12 +549,16 @@ def _check_command(commands: Commands) -> None:
     """`reportgen check` and its arguments."""
     parser = commands.add_parser(
         "check",
-        help="fail (exit 1) when reliability is below a bar or dropped",
+        help="fail (exit 1) when reliability is below a bar, dropped, or a task regressed",
         description="A CI gate: exit 1 naming each result set whose reliability@k is below "
-        "--min-reliability, or dropped by more than --max-drop against --baseline; else 0.",
-        epilog="examples:\n  reportgen check site --min-reliability 0.5\n"
+        "--min-reliability or dropped by more than --max-drop against --baseline, and, with "
+        "--per-task, each task whose pass rate fell beyond noise (a one-sided exact test per "
+        "shared task, Holm's correction across them); else 0. Bad input exits 2.",
+        epilog="OLD is an earlier site or report.json, a history.jsonl (its build before "
+        "this one), or result files.\nexamples:\n  reportgen check site --min-reliability 0.5\n"
         "  reportgen check site --baseline old/report.json --max-drop 0.05\n"
-        "  reportgen check site --baseline site/history.jsonl --max-drop 0.05",
+        "  reportgen check site --baseline site/history.jsonl --per-task\n"
+        "  reportgen check site --baseline main-results/ --per-task --format markdown",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("report", type=Path, metavar="SITE_OR_REPORT", help="site or report.json")
@@ -501,7 +567,8 @@ def _check_command(commands: Commands) -> None:
         "--baseline",
         type=Path,
         metavar="OLD",
-        help="earlier site or report.json, or a history.jsonl (its build before this one)",
+        help="earlier site or report.json, a history.jsonl (its build before this one), "
+        "or result files",
     )
     parser.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
     parser.add_argument(
@@ -509,6 +576,45 @@ def _check_command(commands: Commands) -> None:
         choices=["headline", "plugin", "unbiased"],
         default="headline",
         help="which reliability@k to check (default: each set's headline estimate)",
+    )
+    tasks = parser.add_argument_group("per-task gate (with --baseline)")
+    tasks.add_argument(
+        "--per-task",
+        action="store_true",
+        help="test every task shared with the baseline; fail when one fell beyond noise",
+    )
+    tasks.add_argument(
+        "--level",
+        metavar="A",
+        help="family-wise error rate (false discovery rate with --fdr), default 0.05",
+    )
+    tasks.add_argument(
+        "--fdr",
+        action="store_true",
+        help="control the false discovery rate (Benjamini-Hochberg) instead of Holm's "
+        "family-wise error rate",
+    )
+    tasks.add_argument(
+        "--test",
+        choices=["fisher", "boschloo"],
+        help="exact test per task (default fisher; boschloo is more powerful and much slower)",
+    )
+    tasks.add_argument(
+        "--min-task-drop",
+        metavar="X",
+        help="also require a task's pass rate to fall by at least X (default 0)",
+    )
+    tasks.add_argument(
+        "--all-tasks",
+        action="store_true",
+        help="keep tasks that cannot reach the level in the family (less power; Fisher only)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "markdown", "github"],
+        default="text",
+        help="output: text (default), json, markdown (a pull-request comment) or github "
+        "(workflow annotations, and the Markdown appended to $GITHUB_STEP_SUMMARY)",
     )
     parser.set_defaults(handler=_run_check)
 

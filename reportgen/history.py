@@ -28,6 +28,7 @@ from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import MAX_COUNT, json_loads, not_regular, unprintable
 from .stats.compare import Comparison, compare
 from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
+from .stats.task_tests import TaskTests, shared_task_tests
 
 Json = dict[str, Any]
 
@@ -71,23 +72,23 @@ def default_label(entries: Sequence[Json], cwd: Path) -> str:
 # ---------------------------------------------------------------- reading
 
 
-def read_history(path: Path) -> list[Json]:
+def read_history(path: Path, flag: str = "--history") -> list[Json]:
     """Entries of a history file, oldest first; every problem names its line."""
     if not path.exists():
         return []  # the first build of a report has no history yet
     if path.is_dir():
-        raise UserError(f"--history: {path} is a folder; give its {HISTORY_FILE}")
+        raise UserError(f"{flag}: {path} is a folder; give its {HISTORY_FILE}")
     special = not_regular(path)
     if special is not None:
-        raise UserError(f"--history: {path}: {special}")
+        raise UserError(f"{flag}: {path}: {special}")
     problems = Problems()
     entries: list[Json] = []
     try:
         lines = read_limited(path, MAX_DOCUMENT_BYTES).splitlines()
     except TooLarge as error:
-        raise UserError(f"--history: {path}: {error}") from None
+        raise UserError(f"{flag}: {path}: {error}") from None
     except OSError as error:
-        raise UserError(f"--history: {path}: cannot read ({error.strerror})") from None
+        raise UserError(f"{flag}: {path}: cannot read ({error.strerror})") from None
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -170,6 +171,11 @@ def history_bytes(entries: list[Json]) -> bytes:
 # ---------------------------------------------------------------- trends
 
 
+def task_test_level(confidence: float) -> float:
+    """The level of the pages' per-task tests: one minus the report's confidence."""
+    return round(1 - confidence, 12)
+
+
 @dataclass(frozen=True)
 class TrendPoint:
     """One build of one result set."""
@@ -185,6 +191,8 @@ class TrendPoint:
     step: Comparison | None
     #: The tasks whose pass^k (of `estimator`) moved most since the previous build.
     movers: list[tuple[str, float]]
+    #: Each task shared with the previous build tested for a change in pass rate.
+    tests: TaskTests | None = None
 
     @property
     def lead(self) -> SuiteInterval:
@@ -236,8 +244,10 @@ def trend(
             continue
         counts = {task: (c, n) for task, (c, n) in match["tasks"].items()}
         step = None
+        tests = None
         movers: list[tuple[str, float]] = []
         if previous is not None and set(previous) & set(counts):
+            tests = shared_task_tests(previous, counts, level=task_test_level(confidence))
             step = compare(counts, previous, k, confidence)
             use_unbiased = estimator == "unbiased" and step.unbiased.estimate is not None
             diff = step.diff_unbiased if use_unbiased else step.diff_plugin
@@ -256,6 +266,7 @@ def trend(
                 tasks=len(counts),
                 step=step,
                 movers=movers,
+                tests=tests,
             )
         )
         previous = counts

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .counts import ResultSet, TaskCounts
-from .history import Json, SiteHistory, site_history
+from .history import Json, SiteHistory, site_history, task_test_level
 from .stats.bootstrap import (
     SHOWN_INTERVAL,
     TwoStageBootstrap,
@@ -29,6 +29,7 @@ from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_ove
 from .stats.headline import Headline, choose_headline
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import fit_population
+from .stats.task_tests import TaskTests, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
 from .views import history_entry, number
 
@@ -150,6 +151,8 @@ class ComparisonReport:
     a: SetReport
     b: SetReport
     comparison: Comparison
+    #: Each shared task tested: is A's pass rate lower (or higher) than B's beyond noise?
+    tests: TaskTests
 
     @property
     def page(self) -> str:
@@ -328,7 +331,10 @@ def compare_pairs(sets: list[SetReport], k: int, confidence: float) -> list[Comp
         counts_b = b.result_set.counts_by_task()
         if not set(counts_a) & set(counts_b):
             continue  # nothing shared: there is no paired comparison to make
-        reports.append(ComparisonReport(pair_id, a, b, compare(counts_a, counts_b, k, confidence)))
+        comparison = compare(counts_a, counts_b, k, confidence)
+        # B is the baseline and A the candidate, as in the differences A - B.
+        tests = shared_task_tests(counts_b, counts_a, level=task_test_level(confidence))
+        reports.append(ComparisonReport(pair_id, a, b, comparison, tests))
     return reports
 
 

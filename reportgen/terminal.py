@@ -71,6 +71,13 @@ def percent1(share: float | None) -> str:
     return f"{share * 100:.1f}%"
 
 
+def p_value(value: float | None) -> str:
+    """Three decimals, or two significant digits below 0.001; '–' when not tested."""
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
 def fixed(value: float | None) -> str:
     """Three decimals, or 'n/a' for an undefined value."""
     if value is None or math.isnan(value):

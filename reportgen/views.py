@@ -8,6 +8,7 @@ The statistics modules know nothing of JSON; these functions read their results.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .history import HISTORY_FILE, SiteHistory, TrendPoint
@@ -19,13 +20,15 @@ from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates, mean_with_t_interval
 from .stats.headline import Headline
 from .stats.planner import Plan
+from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
 
 if TYPE_CHECKING:  # the report model imports these views
     from .report import Report, SetReport
 
-#: report.json's layout version: 2 added the headline choice and the coverage check.
-SCHEMA_VERSION = 2
+#: report.json's layout version: 2 added the headline choice and the coverage check,
+#: 3 the per-task change tests of comparisons and trend steps ("task_tests").
+SCHEMA_VERSION = 3
 
 Json = dict[str, Any]
 
@@ -252,6 +255,46 @@ def comparison_json(comparison: Comparison) -> Json:
     }
 
 
+def task_change_json(t: TaskChange) -> Json:
+    """One task's two one-sided tests and verdict (ids are added by the caller)."""
+    return {
+        "baseline": {"successes": t.baseline[0], "runs": t.baseline[1]},
+        "candidate": {"successes": t.candidate[0], "runs": t.candidate[1]},
+        "change": t.change,
+        "p_lower": t.p_lower,
+        "p_higher": t.p_higher,
+        "adjusted_lower": t.adjusted_lower,
+        "adjusted_higher": t.adjusted_higher,
+        "verdict": t.verdict,
+    }
+
+
+def task_tests_json(
+    tests: TaskTests, names: Callable[[str], Json] = lambda key: {"id": key}
+) -> Json:
+    """The per-task tests: settings, family sizes, tallies and the tasks that changed.
+
+    Unchanged tasks (equal pass rates) are counted, not listed, so the document
+    stays small for large suites; `names` turns a task key into its id fields.
+    """
+    return {
+        "test": tests.test,
+        "control": tests.control,
+        "level": tests.level,
+        "screened": tests.screened,
+        "min_drop": tests.min_drop,
+        "shared_tasks": len(tests.tasks),
+        "family": {"lower": tests.family_lower, "higher": tests.family_higher},
+        "regressed": len(tests.regressed),
+        "improved": len(tests.improved),
+        "moved": len(tests.moved),
+        "unchanged": len(tests.with_verdict(UNCHANGED)),
+        "only_in_candidate": list(tests.only_in_candidate),
+        "only_in_baseline": list(tests.only_in_baseline),
+        "tasks": [{**names(t.id), **task_change_json(t)} for t in tests.changed],
+    }
+
+
 def plan_json(result: Plan) -> Json:
     """Plain-JSON view of a Plan."""
     mde = result.detectable_difference
@@ -339,7 +382,14 @@ def report_json(report: Report) -> Json:
             }
         )
     comparisons = [
-        {"id": c.id, "page": c.page, "a": c.a.id, "b": c.b.id, **comparison_json(c.comparison)}
+        {
+            "id": c.id,
+            "page": c.page,
+            "a": c.a.id,
+            "b": c.b.id,
+            **comparison_json(c.comparison),
+            "task_tests": task_tests_json(c.tests),
+        }
         for c in report.comparisons
     ]
     return {
@@ -371,6 +421,7 @@ def trend_json(points: list[TrendPoint]) -> list[Json]:
                 "unbiased": interval_json(p.step.unbiased),
                 "significant": p.significant,
                 "movers": [{"id": task, "change": d} for task, d in p.movers],
+                "task_tests": None if p.tests is None else task_tests_json(p.tests),
             },
         }
         for p in points

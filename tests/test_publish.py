@@ -152,7 +152,7 @@ def test_check_against_baseline(example_site: Path, tmp_path: Path) -> None:
     [
         (["--min-reliability", "2"], "--min-reliability: must lie between 0 and 1"),
         ([], "give --min-reliability"),
-        (["--max-drop", "0.1"], "--baseline and --max-drop go together"),
+        (["--max-drop", "0.1"], "--max-drop needs --baseline"),
     ],
 )
 def test_check_usage_errors(
@@ -228,7 +228,25 @@ def test_workflow_example_uses_the_pages_actions() -> None:
     assert "reportgen build" in runs and "--base-url" in runs and "reportgen check" in runs
     assert "--history history.jsonl" in runs and "history.jsonl" in runs.split("reportgen build")[0]
     assert "--baseline site/history.jsonl" in runs
-    assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    assert workflow["permissions"] == {"contents": "read"}
+    jobs = workflow["jobs"]
+    assert jobs["build"]["permissions"] == {
+        "contents": "read",
+        "pages": "write",
+        "id-token": "write",
+    }
+
+
+def test_workflow_example_comments_the_per_task_table_on_pull_requests() -> None:
+    workflow = yaml.safe_load((ROOT / "example" / "github-workflow.yml").read_text())
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key "on" as True
+    job = workflow["jobs"]["pr-check"]
+    assert job["if"] == "github.event_name == 'pull_request'"
+    assert job["permissions"]["pull-requests"] == "write"
+    runs = " ".join(s.get("run", "") for s in job["steps"])
+    assert "--per-task --format markdown > comment.md" in runs
+    assert "--per-task --format github" in runs
+    assert "gh pr comment" in runs and "--body-file comment.md" in runs
 
 
 def test_readme_shows_setup_serve_publish_badge_and_check() -> None:

@@ -23,8 +23,12 @@ Available inside a content file:
   k=...)`: a `coverage.CoverageCheck` for T tasks of n runs with true rates ~ Beta(alpha,
   beta) (beta None: a point mass at alpha), `shown_bootstrap(result)`: the bootstrap
   interval pages show, and `headline(check)`: a `coverage.Headline`.
+* `task_changes(before_items, after_items, control="holm", level=1 - confidence)`: a
+  `task_tests.TaskTests` (tasks matched by position, ids "1", "2", ...);
+  `fall_p(before, after)` and `smallest_fall_p(before, after)` for one task ("c/n" each);
+  `holm(p_values)`, `bh(p_values)`: adjusted p-values.
 * filters `f3` (three decimals), `pct` (0.95 -> "95%"), `pct1` (0.8295 -> "83.0%"),
-  `interval` ((low, high) -> "[0.199, 0.777]").
+  `interval` ((low, high) -> "[0.199, 0.777]"), `pvalue` (0.0004 -> "4.0e-04").
 """
 
 from __future__ import annotations
@@ -58,8 +62,16 @@ from ..stats.estimate import (
 from ..stats.headline import choose_headline
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
+from ..stats.task_tests import (
+    TaskTests,
+    benjamini_hochberg,
+    fisher_p_lower,
+    holm,
+    shared_task_tests,
+    smallest_p_lower,
+)
 from ..stats.variance import VarianceDecomposition, decompose_variance
-from ..terminal import bracket, fixed, percent, percent1
+from ..terminal import bracket, fixed, p_value, percent, percent1
 
 
 def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
@@ -258,6 +270,7 @@ def content_environment() -> jinja2.Environment:
         finalize=_escape_value,
     )
     env.filters["f3"] = _f3
+    env.filters["pvalue"] = p_value
     env.filters["pct"] = _pct
     env.filters["pct1"] = _pct1
     env.filters["interval"] = _interval
@@ -368,6 +381,22 @@ def render_content(
     ) -> ClusteredReliability:
         return clustered_reliability(*counts(items), k, categories, confidence)
 
+    def task_changes(
+        before: Sequence[Any], after: Sequence[Any], control: str = "holm", **options: Any
+    ) -> TaskTests:
+        """Per-task tests; tasks are matched by position, with ids "1", "2", ..."""
+        options.setdefault("level", round(1 - confidence, 12))
+        old = {str(i + 1): _pair(item) for i, item in enumerate(before)}
+        new = {str(i + 1): _pair(item) for i, item in enumerate(after)}
+        return shared_task_tests(old, new, control=control, **options)
+
+    def fall_p(before: Any, after: Any) -> float:
+        """One-sided Fisher p-value that a task's pass rate fell from `before` to `after`."""
+        return fisher_p_lower(_pair(before), _pair(after))
+
+    def smallest_fall_p(before: Any, after: Any) -> float:
+        return smallest_p_lower(_pair(before), _pair(after))
+
     def planner(target_halfwidth: float, **options: Any) -> Plan:
         options.setdefault("confidence", confidence)
         return plan(target_halfwidth, **options)
@@ -386,6 +415,11 @@ def render_content(
             decompose=decompose,
             clustered=clustered,
             plan=planner,
+            task_changes=task_changes,
+            fall_p=fall_p,
+            smallest_fall_p=smallest_fall_p,
+            holm=lambda p: [float(v) for v in holm(p)],
+            bh=lambda p: [float(v) for v in benjamini_hochberg(p)],
             wilson_halfwidth=wilson_halfwidth,
             coverage=coverage,
             shown_bootstrap=shown_bootstrap_interval,

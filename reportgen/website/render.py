@@ -37,7 +37,7 @@ from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
 from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_csv_rows
-from ..terminal import fixed, isolate_bidi, percent, percent1
+from ..terminal import fixed, isolate_bidi, p_value, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
@@ -139,6 +139,7 @@ def environment(theme: Theme) -> jinja2.Environment:
         finalize=_isolated,
     )
     env.filters["f3"] = fixed
+    env.filters["pvalue"] = p_value
     env.filters["pct"] = percent
     env.filters["pct1"] = percent1
     env.filters["safe_url"] = _safe_url

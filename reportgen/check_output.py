@@ -1,0 +1,299 @@
+"""What `reportgen check` prints: text for a terminal, JSON, a Markdown table for a
+pull-request comment, or GitHub workflow annotations.
+
+Task ids and result-set names come from input files. In Markdown they go into
+code spans (no emphasis, links, HTML or @-mentions); in annotations they are
+escaped by GitHub's workflow-command rules, so no id can end a command early or
+inject a second one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .check import TaskGate, Verdict
+from .stats.task_tests import IMPROVED, MOVED_DOWN, MOVED_UP, REGRESSED, TaskChange
+from .terminal import p_value, table
+from .views import task_tests_json
+
+#: Rows of tasks that merely moved in the Markdown table and in text; the rest are counted.
+MARKDOWN_MOVED_ROWS = 10
+TEXT_MOVED_ROWS = 20
+
+NOT_IN_FAMILY = "– : these counts cannot reach the level, so the task is not in the family"
+
+TEST_NAMES = {"fisher": "Fisher's exact test", "boschloo": "Boschloo's exact test"}
+CONTROL_NAMES = {
+    "holm": "Holm's family-wise control",
+    "bh": "Benjamini-Hochberg false discovery rate control",
+}
+VERDICT_WORDS = {
+    REGRESSED: "regressed",
+    IMPROVED: "improved",
+    MOVED_DOWN: "moved down",
+    MOVED_UP: "moved up",
+}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Everything one `reportgen check` found, for any output format."""
+
+    baseline: str | None
+    suite: Verdict
+    tasks: TaskGate | None
+
+    @property
+    def regressed(self) -> tuple[TaskChange, ...]:
+        return () if self.tasks is None else self.tasks.tests.regressed
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.suite.failures or self.regressed)
+
+
+def _counts(pair: tuple[int, int]) -> str:
+    return f"{pair[0]}/{pair[1]}"
+
+
+def _method(gate: TaskGate) -> str:
+    tests = gate.tests
+    shared = len(tests.tasks)
+    family = (
+        f"over the {tests.family_lower} of {shared} shared tasks whose counts could show a fall "
+        "(the others cannot reach the level)"
+        if tests.screened
+        else f"over all {shared} shared tasks"
+    )
+    return (
+        f"one-sided {TEST_NAMES[tests.test]} on each task's pass rate; "
+        f"{CONTROL_NAMES[tests.control]} at level {tests.level:g} {family}"
+        + (f"; a regression must also fall by {tests.min_drop:g} or more" if tests.min_drop else "")
+    )
+
+
+def _not_tested(groups: dict[str, tuple[str, ...]], several: bool) -> str:
+    items = [
+        f"{name} / {task}" if several else task for name, tasks in groups.items() for task in tasks
+    ]
+    return ", ".join(items) or "none"
+
+
+# ---------------------------------------------------------------- text
+
+
+def _task_table(gate: TaskGate, rows: tuple[TaskChange, ...], higher: bool = False) -> str:
+    cells = [
+        [
+            gate.name(t.id),
+            _counts(t.baseline),
+            _counts(t.candidate),
+            f"{t.change:+.3f}",
+            p_value(t.p_higher if higher else t.p_lower),
+            p_value(t.adjusted_higher if higher else t.adjusted_lower),
+        ]
+        for t in rows
+    ]
+    text = table(
+        ["task", "baseline", "now", "change", "p", "adjusted p"],
+        cells,
+        [False, True, True, True, True, True],
+    )
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def check_text(result: CheckResult) -> str:
+    lines = []
+    if result.baseline is not None:
+        lines.append(f"baseline: {result.baseline}")
+    lines += [f"ok    {line}" for line in result.suite.passes]
+    gate = result.tasks
+    if gate is not None:
+        tests = gate.tests
+        several = len(gate.shared_sets) > 1
+        lines.append(f"per task: {_method(gate)}")
+        for label, rows, higher in (
+            ("regressed beyond noise", tests.regressed, False),
+            ("improved beyond noise", tests.improved, True),
+            ("moved within noise", tests.moved, False),
+        ):
+            lines.append(f"{label} ({len(rows)}){':' if rows else ': none'}")
+            if rows:
+                lines.append(_task_table(gate, rows[:TEXT_MOVED_ROWS], higher))
+            if len(rows) > TEXT_MOVED_ROWS:
+                lines.append(f"  ... {len(rows) - TEXT_MOVED_ROWS} more (--format json lists all)")
+        lines.append(f"new since the baseline, not tested: {_not_tested(gate.new, several)}")
+        lines.append(f"gone since the baseline, not tested: {_not_tested(gate.gone, several)}")
+        if gate.unmatched:
+            lines.append(f"not in the baseline, not tested: {', '.join(gate.unmatched)}")
+        for t in tests.regressed:
+            lines.append(
+                f"FAIL  {gate.name(t.id)}: pass rate fell beyond noise, "
+                f"{_counts(t.baseline)} -> {_counts(t.candidate)} "
+                f"(adjusted p {p_value(t.adjusted_lower)} <= {tests.level:g})"
+            )
+    lines += [f"FAIL  {line}" for line in result.suite.failures]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def check_json(result: CheckResult) -> dict[str, Any]:
+    gate = result.tasks
+    per_task = None
+    if gate is not None:
+
+        def names(key: str) -> dict[str, Any]:
+            set_name, task = gate.keys[key]
+            return {"result_set": set_name, "task": task}
+
+        per_task = {
+            **task_tests_json(gate.tests, names),
+            "only_in_candidate": {k: list(v) for k, v in gate.new.items()},
+            "only_in_baseline": {k: list(v) for k, v in gate.gone.items()},
+            "not_in_baseline": list(gate.unmatched),
+        }
+    return {
+        "passed": not result.failed,
+        "baseline": result.baseline,
+        "suite": {"failures": result.suite.failures, "passes": result.suite.passes},
+        "per_task": per_task,
+    }
+
+
+# ---------------------------------------------------------------- Markdown
+
+
+def code(text: str) -> str:
+    """`text` as a Markdown code span that survives a table cell."""
+    text = re.sub(r"[\r\n]+", " ", text).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _headline(result: CheckResult) -> str:
+    regressed = len(result.regressed)
+    failures = len(result.suite.failures)
+    parts = []
+    if regressed:
+        parts.append(f"{regressed} task{'s' if regressed != 1 else ''} regressed beyond noise")
+    if failures:
+        parts.append(f"{failures} suite check{'s' if failures != 1 else ''} failed")
+    return "; ".join(parts) if parts else "passed"
+
+
+def check_markdown(result: CheckResult) -> str:
+    """A compact summary for a pull-request comment or the job summary."""
+    lines = [f"### reportgen check: {_headline(result)}", ""]
+    if result.baseline is not None:
+        lines += [f"Baseline: {code(result.baseline)}", ""]
+    gate = result.tasks
+    if gate is not None:
+        tests = gate.tests
+        lines += [f"Per task: {_method(gate)}.", ""]
+        moved = tests.moved
+        rows = [*tests.regressed, *tests.improved, *moved[:MARKDOWN_MOVED_ROWS]]
+        if rows:
+            lines += [
+                "| verdict | task | baseline | now | change | p | adjusted p |",
+                "|:--|:--|--:|--:|--:|--:|--:|",
+            ]
+            for t in rows:
+                higher = t.verdict == IMPROVED
+                word = VERDICT_WORDS[t.verdict]
+                lines.append(
+                    f"| {'**' + word + '**' if t.verdict == REGRESSED else word} "
+                    f"| {code(gate.name(t.id))} | {_counts(t.baseline)} | {_counts(t.candidate)} "
+                    f"| {t.change:+.3f} "
+                    f"| {p_value(t.p_higher if higher else t.p_lower)} "
+                    f"| {p_value(t.adjusted_higher if higher else t.adjusted_lower)} |"
+                )
+            lines.append("")
+            if any(
+                (t.adjusted_higher if t.verdict == IMPROVED else t.adjusted_lower) is None
+                for t in rows
+            ):
+                lines += [NOT_IN_FAMILY + ".", ""]
+        else:
+            lines += ["No shared task's pass rate changed.", ""]
+        if len(moved) > MARKDOWN_MOVED_ROWS:
+            lines += [f"{len(moved) - MARKDOWN_MOVED_ROWS} more tasks moved within noise.", ""]
+        several = len(gate.shared_sets) > 1
+        for label, groups in (("New", gate.new), ("Gone", gate.gone)):
+            names = [
+                code(f"{name} / {task}" if several else task)
+                for name, tasks in groups.items()
+                for task in tasks
+            ]
+            if names:
+                lines += [f"{label} since the baseline, not tested: {', '.join(names)}.", ""]
+        if gate.unmatched:
+            unmatched = ", ".join(code(name) for name in gate.unmatched)
+            lines += [f"Not in the baseline, not tested: {unmatched}.", ""]
+    suite_lines = [f"- **fail** {line}" for line in result.suite.failures]
+    suite_lines += [f"- ok {line}" for line in result.suite.passes]
+    if suite_lines:
+        lines += ["Suite:", "", *(_plain(line) for line in suite_lines), ""]
+    return "\n".join(lines)
+
+
+def _plain(line: str) -> str:
+    """A suite line (it names result sets) with Markdown's active characters escaped."""
+    head, _, rest = line.partition(" ")
+    first, _, tail = rest.partition(" ")
+    escaped = re.sub(r"([\\`*_\[\]<>|~&@#])", r"\\\1", tail)
+    return f"{head} {first} {escaped}"
+
+
+# ---------------------------------------------------------------- GitHub annotations
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: %, CR and LF would end or corrupt it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value: also ':' and ',', which delimit properties."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _annotation(level: str, title: str, message: str) -> str:
+    return f"::{level} title={escape_property(title)}::{escape_data(message)}"
+
+
+def check_github(result: CheckResult) -> str:
+    """One annotation per regressed task (error), improved task (notice) and failed suite check."""
+    lines = []
+    gate = result.tasks
+    if gate is not None:
+        tests = gate.tests
+        control = "Holm" if tests.control == "holm" else "BH"
+        for t in tests.regressed:
+            lines.append(
+                _annotation(
+                    "error",
+                    f"Regressed beyond noise: {gate.name(t.id)}",
+                    f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
+                    f"({t.change:+.3f}); p = {p_value(t.p_lower)}, {control}-adjusted "
+                    f"{p_value(t.adjusted_lower)} <= {tests.level:g}",
+                )
+            )
+        for t in tests.improved:
+            lines.append(
+                _annotation(
+                    "notice",
+                    f"Improved beyond noise: {gate.name(t.id)}",
+                    f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
+                    f"({t.change:+.3f}); p = {p_value(t.p_higher)}, {control}-adjusted "
+                    f"{p_value(t.adjusted_higher)} <= {tests.level:g}",
+                )
+            )
+    for line in result.suite.failures:
+        lines.append(_annotation("error", "reportgen check", line))
+    lines.append(f"reportgen check: {_headline(result)}")
+    return "\n".join(lines) + "\n"
