@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..counts import ResultSet
 from ..errors import Problems, UserError
-from . import inspect, jsonl, tau_bench, yaml_suite
+from . import inspect, jsonl, table, tau_bench, yaml_suite
 from .base import Reader, Source, Tally, did_you_mean, not_regular
 
 __all__ = [
@@ -40,6 +40,8 @@ READERS: tuple[Reader, ...] = (
     tau_bench.TAU_BENCH,
     tau_bench.TAU2_BENCH,
     inspect.READER,
+    table.CSV,
+    table.PARQUET,
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}

@@ -1,0 +1,673 @@
+"""Tables (CSV, TSV, Parquet) of runs or of per-task counts, read through DuckDB.
+
+A table of runs has one row per run (task, passed, and optionally run, suite,
+model, category, url); a table of counts one row per task (task, successes,
+runs, optionally excluded, suite, model, category). Which one a file is follows
+from its columns. Columns are found by name, through common aliases, or through
+a mapping (`columns:` in the config, --columns on the command line).
+
+Everything row by row happens inside DuckDB: the checks (each problem names the
+file, the row and the column), the grouping into per-task counts, and the run
+order of each task, which comes back as one short string of codes per task.
+Rows are numbered from 1, the header not counted, as in a DataFrame.
+
+duckdb is imported inside the read functions: commands that never read a table
+do not pay for loading it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..counts import EXCLUDED, FAIL, PASS
+from .base import MAX_COUNT, Reader, Source, Tally, did_you_mean
+
+if TYPE_CHECKING:
+    import duckdb
+
+#: What a column can hold, and the names it is found under without a mapping, the
+#: canonical name first (it wins when an alias is present too).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "task": ("task", "task_id", "instance_id", "sample_id", "example_id", "doc_id"),
+    "run": ("run", "trial", "run_id", "epoch", "attempt", "repeat_index"),
+    "passed": ("passed", "success", "resolved", "is_resolved", "correct"),
+    "suite": ("suite",),
+    "model": ("model",),
+    "category": ("category",),
+    "url": ("url",),
+    "successes": ("successes",),
+    "runs": ("runs",),
+    "excluded": ("excluded",),
+}
+FIELDS = tuple(ALIASES)
+#: A score column stands for passed when no other passed column exists.
+SCORE = "score"
+#: Cell values (after trimming, any case) that mean "not evaluated", like null in JSONL.
+NULL_WORDS = ("", "null", "none", "na", "nan")
+#: The row number's column name inside DuckDB (unlikely to be a column of the file).
+ROW = "__reportgen_row"
+#: Located examples given per kind of problem; the rest are counted.
+EXAMPLES = 5
+
+_SIGNED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
+_INTEGER_TYPES = (*_SIGNED, *("U" + t for t in _SIGNED))
+_NUMBER_TYPES = (*_INTEGER_TYPES, "FLOAT", "DOUBLE")
+
+
+class _Bad(Exception):
+    """A problem with the table as a whole (its columns): one located message."""
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _is_number(sql_type: str) -> bool:
+    return sql_type in _NUMBER_TYPES or sql_type.startswith("DECIMAL")
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """Which file column holds each field, and its DuckDB type."""
+
+    names: dict[str, str]
+    types: dict[str, str]
+
+    def get(self, field: str) -> str | None:
+        return self.names.get(field)
+
+    def type(self, field: str) -> str:
+        return self.types[self.names[field]]
+
+
+def _resolve(
+    columns: list[tuple[str, str]], source: Source, where: str
+) -> tuple[_Columns, str | None]:
+    """Map fields to file columns. Returns the mapping and the passed column when it is
+    a score (so the messages can mention threshold)."""
+    types = dict(columns)
+    by_lower: dict[str, list[str]] = {}
+    for name, _ in columns:
+        by_lower.setdefault(name.lower(), []).append(name)
+    listing = ", ".join(repr(name) for name, _ in columns)
+    names: dict[str, str] = {}
+    for field, wanted in source.columns:
+        if wanted in types:
+            names[field] = wanted
+            continue
+        matches = by_lower.get(wanted.lower(), [])
+        if len(matches) != 1:
+            raise _Bad(
+                f"{where}: column {wanted!r} (given for {field}) is not in the file"
+                f"{did_you_mean(wanted, tuple(types))}; its columns are {listing}"
+            )
+        names[field] = matches[0]
+    taken = set(names.values())
+    score: str | None = None
+    for field, aliases in ALIASES.items():
+        if field in names:
+            continue
+        found = [m for alias in aliases for m in by_lower.get(alias, []) if m not in taken]
+        canonical = [m for m in found if m.lower() == field]
+        if len(canonical) == 1:
+            found = canonical
+        if not found and field == "passed":
+            found = [m for m in by_lower.get(SCORE, []) if m not in taken]
+            score = found[0] if len(found) == 1 else None
+        if len(found) > 1:
+            raise _Bad(
+                f"{where}: more than one column could hold {field}: "
+                f"{', '.join(repr(m) for m in found)}; say which one with "
+                f"columns: {{{field}: NAME}} in the config or --columns {field}=NAME"
+            )
+        if found:
+            names[field] = found[0]
+            taken.add(found[0])
+    if names.get("passed") is not None and names["passed"].lower() == SCORE:
+        score = names["passed"]
+    return _Columns(names, types), score
+
+
+# ---------------------------------------------------------------- SQL pieces
+
+
+def _text(cols: _Columns, field: str, *, integers: bool = False) -> str:
+    """SQL for a text field (NULL when the table has no such column)."""
+    name = cols.get(field)
+    if name is None:
+        return "NULL"
+    sql_type = cols.type(field)
+    if sql_type == "VARCHAR":
+        return _ident(name)
+    if integers and sql_type in _INTEGER_TYPES:
+        return f"CAST({_ident(name)} AS VARCHAR)"
+    kind = "text or whole numbers" if integers else "text"
+    raise _Bad(f"column {name!r} ({field}) holds {sql_type} values; expected {kind}")
+
+
+def _passed_code(cols: _Columns, threshold: float | None) -> str:
+    """SQL for each run's outcome code: PASS, FAIL, EXCLUDED, or 9 for a bad value."""
+    name = cols.get("passed")
+    assert name is not None
+    column = _ident(name)
+    sql_type = cols.type("passed")
+
+    def number(value: str, missing: int) -> str:
+        if threshold is not None:
+            decide = f"WHEN {value} >= {threshold!r} THEN {PASS} ELSE {FAIL}"
+        else:
+            decide = f"WHEN {value} = 1 THEN {PASS} WHEN {value} = 0 THEN {FAIL} ELSE 9"
+        return (
+            f"CASE WHEN {value} IS NULL THEN {missing} WHEN isnan({value}) THEN {EXCLUDED} "
+            f"WHEN isinf({value}) THEN 9 {decide} END"
+        )
+
+    if sql_type == "BOOLEAN":
+        return (
+            f"CASE WHEN {column} IS NULL THEN {EXCLUDED} WHEN {column} THEN {PASS} ELSE {FAIL} END"
+        )
+    if _is_number(sql_type):
+        return number(f"CAST({column} AS DOUBLE)", EXCLUDED)
+    if sql_type != "VARCHAR":
+        raise _Bad(f"column {name!r} (passed) holds {sql_type} values; expected true/false or 1/0")
+    trimmed = f"trim({column})"
+    nulls = ", ".join(_literal(w) for w in NULL_WORDS)
+    return (
+        f"CASE WHEN {column} IS NULL OR lower({trimmed}) IN ({nulls}) THEN {EXCLUDED} "
+        f"WHEN lower({trimmed}) = 'true' OR {trimmed} = 'C' THEN {PASS} "
+        f"WHEN lower({trimmed}) = 'false' OR {trimmed} IN ('I', 'P', 'N') THEN {FAIL} "
+        f"ELSE {number(f'TRY_CAST({trimmed} AS DOUBLE)', 9)} END"
+    )
+
+
+def _count_value(cols: _Columns, field: str) -> str:
+    """SQL for a count column as DOUBLE (NULL when missing or not a number)."""
+    name = cols.get(field)
+    if name is None:
+        return "0"
+    sql_type = cols.type(field)
+    if sql_type == "VARCHAR":
+        return f"TRY_CAST(trim({_ident(name)}) AS DOUBLE)"
+    if _is_number(sql_type):
+        return f"CAST({_ident(name)} AS DOUBLE)"
+    raise _Bad(f"column {name!r} ({field}) holds {sql_type} values; expected whole numbers")
+
+
+@dataclass(frozen=True)
+class _Check:
+    """Rows that break one rule: a SQL condition, the values to show, the message."""
+
+    condition: str
+    values: str
+    message: Callable[[tuple[Any, ...]], str]
+
+
+def _run_checks(
+    con: duckdb.DuckDBPyConnection, checks: list[_Check], tally: Tally, where: str
+) -> bool:
+    """Counts every rule's offending rows in one pass; names the first few of each.
+    Returns True when all rows pass."""
+    if not checks:
+        return True
+    counts = con.execute(
+        "SELECT " + ", ".join(f"count(*) FILTER (WHERE {c.condition})" for c in checks) + " FROM v"
+    ).fetchone()
+    assert counts is not None
+    problems = tally.problems
+    for check, count in zip(checks, counts, strict=True):
+        if not count:
+            continue
+        rows = con.execute(
+            f"SELECT _row, {check.values} FROM v WHERE {check.condition} "
+            f"ORDER BY _row LIMIT {EXAMPLES}"
+        ).fetchall()
+        for row in rows:
+            problems.add(f"{where}: row {row[0]}, {check.message(row[1:])}")
+        if count > len(rows):
+            problems.add(f"{where}: {count - len(rows):,} more rows like these")
+    return not any(counts)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "an empty cell"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _braced(name: str) -> str:
+    """A column name quoted for a message template (its braces doubled)."""
+    return repr(name).replace("{", "{{").replace("}", "}}")
+
+
+def _say(template: str) -> Callable[[tuple[Any, ...]], str]:
+    """A message from a template with {0}, {1}, ... for the offending row's values."""
+
+    def message(values: tuple[Any, ...]) -> str:
+        return template.format(*(_shown(v) for v in values))
+
+    return message
+
+
+def _text_checks(cols: _Columns, fields: tuple[str, ...]) -> list[_Check]:
+    """Optional text fields: NULL (an empty cell) is fine, blank text or a bad url is not."""
+    checks = []
+    for field in fields:
+        name = cols.get(field)
+        if name is None:
+            continue
+        column = _ident(name)
+        checks.append(
+            _Check(
+                f"{column} IS NOT NULL AND trim({column}) = ''",
+                column,
+                _say(f"column {_braced(name)}: {{0}} must be a non-empty string"),
+            )
+        )
+        if field == "url":
+            checks.append(
+                _Check(
+                    f"{column} IS NOT NULL AND NOT regexp_matches(lower({column}), '^https?://')",
+                    column,
+                    _say(f"column {_braced(name)}: {{0}} is not an http or https link"),
+                )
+            )
+    return checks
+
+
+def _task_check(cols: _Columns) -> _Check:
+    name = cols.names["task"]
+    return _Check(
+        "task IS NULL OR trim(task) = ''",
+        "task",
+        _say(f"column {_braced(name)}: the task id is missing"),
+    )
+
+
+# ---------------------------------------------------------------- runs
+
+
+def _read_runs(
+    con: duckdb.DuckDBPyConnection,
+    cols: _Columns,
+    score: str | None,
+    source: Source,
+    tally: Tally,
+    where: str,
+) -> None:
+    passed_name = cols.names["passed"]
+    passed = _ident(passed_name)
+    run = _text(cols, "run", integers=True)
+    con.execute(
+        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
+            {_text(cols, "task", integers=True)} AS task,
+            {run} AS run,
+            TRY_CAST({run} AS BIGINT) AS run_number,
+            {_passed_code(cols, source.threshold)} AS code,
+            {passed} AS passed_raw,
+            {_text(cols, "suite")} AS suite, {_text(cols, "model")} AS model,
+            {_text(cols, "category")} AS category, {_text(cols, "url")} AS url
+        FROM src"""
+    )
+    expected = "true, false, 1, 0, C, I or empty"
+    if score is not None and source.threshold is None:
+        expected += " (for scores, set threshold: or --threshold)"
+    elif source.threshold is not None:
+        expected = f"a number (passes at {source.threshold:g} or more), true, false or empty"
+    checks = [
+        _task_check(cols),
+        _Check(
+            "code = 9",
+            "passed_raw",
+            _say(f"column {_braced(passed_name)}: {{0}} is not {expected}"),
+        ),
+        *_text_checks(cols, ("suite", "model", "category", "url")),
+    ]
+    if not _run_checks(con, checks, tally, where):
+        return
+    if cols.get("run") is not None and not _duplicate_runs(con, tally, where, cols):
+        return
+    # Run order: by run id when every run of the task has one (whole numbers first, by
+    # value, then the others as text: the JSONL reader's order), else by row.
+    order = "run_number NULLS LAST, run, _row"
+    tasks = con.execute(
+        f"""SELECT suite, model, task, min(_row) AS first,
+            count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
+            count(*) FILTER (WHERE code = {EXCLUDED}),
+            arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
+            string_agg(chr(48 + code), '' ORDER BY {order}),
+            count(run) > 0 AND count(run) < count(*) AS mixed
+        FROM v GROUP BY suite, model, task ORDER BY first"""
+    ).fetchall()
+    if not tasks:
+        tally.problems.add(f"{where}: the table has column names but no rows: no runs to count")
+        return
+    by_row: dict[tuple[str, str, str], str] = {}
+    if any(row[-1] for row in tasks):
+        by_row = {(s, m, t): codes for s, m, t, codes in _mixed_codes(con)}
+    urls = _urls(con) if cols.get("url") is not None else {}
+    for suite, model, task, first, passes, fails, excluded, category, codes, _ in tasks:
+        key = (suite, model, task)
+        codes = by_row.get(key, codes)
+        tally.add_task(
+            f"{where}: row {first}",
+            task,
+            (passes, passes + fails, excluded),
+            codes.encode("ascii").translate(_DIGITS),
+            suite=suite,
+            model=model,
+            category=category,
+            urls=urls.get(key),
+        )
+
+
+#: The codes come back as digits ("0", "1", "2"): this turns them into bytes 0, 1, 2.
+_DIGITS = bytes.maketrans(b"012", bytes((0, 1, 2)))
+
+
+def _mixed_codes(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:
+    """Codes in row order for tasks where only some runs carry an id (as JSONL keeps them)."""
+    return con.execute(
+        """SELECT suite, model, task, string_agg(chr(48 + code), '' ORDER BY _row)
+        FROM v GROUP BY suite, model, task
+        HAVING count(run) > 0 AND count(run) < count(*)"""
+    ).fetchall()
+
+
+def _urls(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[int, str]]:
+    """Transcript links by (suite, model, task) and position in the run order."""
+    rows = con.execute(
+        """SELECT suite, model, task, position, url FROM (
+            SELECT suite, model, task, url, row_number() OVER (
+                PARTITION BY suite, model, task ORDER BY
+                CASE WHEN count(run) OVER t = count(*) OVER t THEN run_number END NULLS LAST,
+                CASE WHEN count(run) OVER t = count(*) OVER t THEN run END NULLS LAST, _row
+            ) - 1 AS position
+            FROM v WINDOW t AS (PARTITION BY suite, model, task)
+        ) WHERE url IS NOT NULL"""
+    ).fetchall()
+    urls: dict[tuple[str, str, str], dict[int, str]] = {}
+    for suite, model, task, position, url in rows:
+        urls.setdefault((suite, model, task), {})[position] = url
+    return urls
+
+
+def _duplicate_runs(
+    con: duckdb.DuckDBPyConnection, tally: Tally, where: str, cols: _Columns
+) -> bool:
+    """A run id given twice for one task is an error, as in JSONL."""
+    rows = con.execute(
+        f"""SELECT task, run, list(_row ORDER BY _row) AS rows FROM v WHERE run IS NOT NULL
+        GROUP BY suite, model, task, coalesce(CAST(run_number AS VARCHAR), run), run
+        HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
+    ).fetchall()
+    for task, run, rows_of in rows:
+        tally.problems.add(
+            f"{where}: row {rows_of[1]}, column {cols.names['run']!r}: run {run!r} of task "
+            f"{task!r} appears twice (first at row {rows_of[0]})"
+        )
+    return not rows
+
+
+# ---------------------------------------------------------------- counts
+
+
+def _read_counts(
+    con: duckdb.DuckDBPyConnection, cols: _Columns, source: Source, tally: Tally, where: str
+) -> None:
+    con.execute(
+        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
+            {_text(cols, "task", integers=True)} AS task,
+            {_count_value(cols, "successes")} AS successes,
+            {_count_value(cols, "runs")} AS runs,
+            {_count_value(cols, "excluded")} AS excluded,
+            {", ".join(f"{_ident(cols.names[f])} AS raw_{f}" for f in ("successes", "runs"))},
+            {_ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
+            {_text(cols, "suite")} AS suite, {_text(cols, "model")} AS model,
+            {_text(cols, "category")} AS category
+        FROM src"""
+    )
+    checks = [_task_check(cols)]
+    for field in ("successes", "runs", "excluded"):
+        name = cols.get(field)
+        if name is None:
+            continue
+        value, raw = field, f"raw_{field}"
+        # An empty excluded cell means none; empty successes or runs is an error.
+        missing = f"{raw} IS NULL" if field != "excluded" else "false"
+        checks.append(
+            _Check(
+                f"{missing} OR ({raw} IS NOT NULL AND ({value} IS NULL OR isinf({value}) "
+                f"OR isnan({value}) OR {value} <> floor({value})))",
+                raw,
+                _say(f"column {_braced(name)}: expected a whole number, got {{0}}"),
+            )
+        )
+        checks.append(
+            _Check(
+                f"{value} < 0",
+                raw,
+                _say(f"column {_braced(name)}: must not be negative, got {{0}}"),
+            )
+        )
+        checks.append(
+            _Check(
+                f"{value} > {MAX_COUNT}",
+                raw,
+                _say(f"column {_braced(name)}: must be at most {MAX_COUNT:,}, got {{0}}"),
+            )
+        )
+    checks.extend(_text_checks(cols, ("suite", "model", "category")))
+    if not _run_checks(con, checks, tally, where):
+        return
+    successes, runs = cols.names["successes"], cols.names["runs"]
+    relations = [
+        _Check(
+            "runs < 1",
+            "runs",
+            _say(f"column {_braced(runs)}: must be at least 1, got {{0}}"),
+        ),
+        _Check(
+            "successes > runs",
+            "successes, runs",
+            _say(f"column {_braced(successes)}: {{0}} is more than runs ({{1}})"),
+        ),
+    ]
+    if not _run_checks(con, relations, tally, where):
+        return
+    duplicates = con.execute(
+        f"""SELECT task, list(_row ORDER BY _row) AS rows FROM v GROUP BY suite, model, task
+        HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
+    ).fetchall()
+    for task, rows_of in duplicates:
+        tally.problems.add(
+            f"{where}: row {rows_of[1]}: task {task!r} already given at row {rows_of[0]}"
+        )
+    if duplicates:
+        return
+    rows = con.execute(
+        """SELECT _row, task, CAST(successes AS BIGINT), CAST(runs AS BIGINT),
+            CAST(coalesce(excluded, 0) AS BIGINT), suite, model, category
+        FROM v ORDER BY _row"""
+    ).fetchall()
+    if not rows:
+        tally.problems.add(f"{where}: the table has column names but no rows: no tasks to count")
+    for row, task, c, n, x, suite, model, category in rows:
+        tally.add_counts(
+            f"{where}: row {row}",
+            task,
+            c,
+            n,
+            suite=suite,
+            model=model,
+            category=category,
+            excluded=x,
+        )
+
+
+# ---------------------------------------------------------------- files
+
+
+@contextmanager
+def _plain_path(path: Path) -> Iterator[str]:
+    """The file's path as DuckDB should see it. DuckDB expands *, ? and [ in a path
+    as a glob, so such a file is read through a link with a plain name instead."""
+    resolved = str(path.resolve())
+    if not any(c in resolved for c in "*?[]{}"):
+        yield resolved
+        return
+    with tempfile.TemporaryDirectory(prefix="reportgen-") as folder:
+        link = Path(folder) / ("input" + path.suffix.lower())
+        link.symlink_to(resolved)
+        yield str(link)
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
+    import duckdb
+
+    # No extension is ever downloaded: CSV, Parquet and JSON are built in.
+    return duckdb.connect(
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    )
+
+
+def _duckdb_reason(error: Exception) -> str:
+    """DuckDB's message, first line only, without its "Invalid Input Error:" prefix."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = lines[0] if lines else type(error).__name__
+    head, sep, rest = text.partition("Error: ")
+    if sep and len(head) < 30:
+        text = rest
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _read_table(
+    source: Source, tally: Tally, open_sql: Callable[[str], list[str]], kind: str
+) -> None:
+    import duckdb
+
+    path = source.path
+    where = str(path)
+    with _plain_path(path) as plain, _connect() as con:
+        try:
+            for statement in open_sql(plain):
+                con.execute(statement)
+            columns = [
+                (str(name), str(sql_type))
+                for name, sql_type, *_ in con.execute("DESCRIBE src").fetchall()
+                if name != ROW
+            ]
+        except duckdb.Error as error:
+            tally.problems.add(f"{where}: cannot be read as {kind}: {_duckdb_reason(error)}")
+            return
+        try:
+            cols, score = _resolve(columns, source, where)
+            if cols.get("successes") is not None and cols.get("runs") is not None:
+                if cols.get("task") is None:
+                    raise _Bad(f"{where}: a table of counts needs a task column")
+                _read_counts(con, cols, source, tally, where)
+                return
+            missing = [f for f in ("task", "passed") if cols.get(f) is None]
+            if missing:
+                raise _Bad(_missing_message(where, missing, columns, score))
+            _read_runs(con, cols, score, source, tally, where)
+        except _Bad as bad:
+            message = str(bad)
+            tally.problems.add(message if message.startswith(where) else f"{where}: {message}")
+        except duckdb.Error as error:
+            tally.problems.add(f"{where}: cannot be read as {kind}: {_duckdb_reason(error)}")
+
+
+def _missing_message(
+    where: str, missing: list[str], columns: list[tuple[str, str]], score: str | None
+) -> str:
+    listing = ", ".join(repr(name) for name, _ in columns) or "none"
+    wanted = "; ".join(
+        f"{field}: one of {', '.join(ALIASES[field])}"
+        + (f" or {SCORE} with threshold:" if field == "passed" else "")
+        for field in missing
+    )
+    return (
+        f"{where}: no column for {' and '.join(missing)} ({wanted}; or a table of counts "
+        f"with task, successes and runs). Its columns are {listing}; map yours with "
+        "columns: in the config or --columns task=NAME,passed=NAME"
+    )
+
+
+def _csv_sql(path: Path) -> Callable[[str], list[str]]:
+    # Every cell is read as text and checked here, so a value DuckDB's type guess did not
+    # foresee ("yes" far down a column of booleans) gets a located message, not a failure.
+    delimiter = ", delim = '\\t'" if path.suffix.lower() == ".tsv" else ""
+    return lambda plain: [
+        # Materialised once: every check and the grouping read it again, and a table's
+        # rowid is the row's place in the file (DuckDB keeps insertion order).
+        f"CREATE TEMP TABLE raw AS SELECT * FROM read_csv({_literal(plain)}, "
+        f"header = true, all_varchar = true{delimiter})",
+        f"CREATE TEMP VIEW src AS SELECT *, rowid + 1 AS {ROW} FROM raw",
+    ]
+
+
+def read_csv(source: Source, tally: Tally) -> None:
+    """A comma- or tab-separated table, with a header row."""
+    _read_table(source, tally, _csv_sql(source.path), "CSV")
+
+
+def read_parquet(source: Source, tally: Tally) -> None:
+    """A Parquet file."""
+    _read_table(
+        source,
+        tally,
+        lambda plain: [
+            f"CREATE TEMP VIEW src AS SELECT * EXCLUDE (file_row_number), "
+            f"file_row_number + 1 AS {ROW} "
+            f"FROM read_parquet({_literal(plain)}, file_row_number = true)"
+        ],
+        "Parquet",
+    )
+
+
+def _header_names(head: bytes) -> set[str]:
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    separator = "\t" if first.count("\t") > first.count(",") else ","
+    return {name.strip().strip('"').lower() for name in first.split(separator)}
+
+
+def sniff_csv(head: bytes) -> bool:
+    """A header naming a task column and a passed column, or successes and runs."""
+    names = _header_names(head)
+
+    def has(field: str) -> bool:
+        return bool(names & set(ALIASES[field]))
+
+    return len(names) > 1 and has("task") and (has("passed") or (has("successes") and has("runs")))
+
+
+def sniff_parquet(head: bytes) -> bool:
+    return head.startswith(b"PAR1")
+
+
+CSV = Reader(
+    name="csv",
+    suffixes=(".csv", ".tsv"),
+    sniff=sniff_csv,
+    read=read_csv,
+    summary="a table with a header row (.csv, .tsv), one row per run or one per task's counts",
+)
+PARQUET = Reader(
+    name="parquet",
+    suffixes=(".parquet", ".pq"),
+    sniff=sniff_parquet,
+    read=read_parquet,
+    summary="a Parquet table, one row per run or one per task's counts",
+)
