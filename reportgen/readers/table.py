@@ -17,6 +17,7 @@ do not pay for loading it.
 
 from __future__ import annotations
 
+import csv
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -474,9 +475,10 @@ def _read_counts(
     successes, runs = cols.names["successes"], cols.names["runs"]
     relations = [
         _Check(
-            "runs < 1",
+            # A task whose every run was excluded has runs 0, as in JSONL.
+            "runs < 1 AND coalesce(excluded, 0) < 1",
             "runs",
-            _say(f"column {_braced(runs)}: must be at least 1, got {{0}}"),
+            _say(f"column {_braced(runs)}: must be at least 1 (or excluded at least 1), got {{0}}"),
         ),
         _Check(
             "successes > runs",
@@ -553,7 +555,11 @@ def _duckdb_reason(error: Exception) -> str:
 
 
 def _read_table(
-    source: Source, tally: Tally, open_sql: Callable[[str], list[str]], kind: str
+    source: Source,
+    tally: Tally,
+    open_sql: Callable[[str], list[str]],
+    kind: str,
+    explain: Callable[[], str | None] | None = None,
 ) -> None:
     import duckdb
 
@@ -569,7 +575,10 @@ def _read_table(
                 if name != ROW
             ]
         except duckdb.Error as error:
-            tally.problems.add(f"{where}: cannot be read as {kind}: {_duckdb_reason(error)}")
+            # DuckDB's own message rarely says where; a plain re-read can.
+            located = explain() if explain is not None else None
+            reason = located or f"cannot be read as {kind}: {_duckdb_reason(error)}"
+            tally.problems.add(f"{where}: {reason}")
             return
         try:
             cols, score = _resolve(columns, source, where)
@@ -605,22 +614,71 @@ def _missing_message(
     )
 
 
-def _csv_sql(path: Path) -> Callable[[str], list[str]]:
-    # Every cell is read as text and checked here, so a value DuckDB's type guess did not
-    # foresee ("yes" far down a column of booleans) gets a located message, not a failure.
-    delimiter = ", delim = '\\t'" if path.suffix.lower() == ".tsv" else ""
+#: Delimiters a .csv file may use; the header line decides (a .tsv always uses tabs).
+_DELIMITERS = (",", ";", "\t", "|")
+
+
+def _delimiter(path: Path) -> str:
+    if path.suffix.lower() == ".tsv":
+        return "\t"
+    with path.open("rb") as handle:
+        first = handle.readline(64 * 1024).decode("utf-8", "replace")
+    return max(_DELIMITERS, key=first.count)
+
+
+def _csv_sql(delimiter: str) -> Callable[[str], list[str]]:
+    # The dialect is fixed (no guessing: a guess on a damaged file read it as something
+    # else, such as one column named "task,passed"). Every cell is read as text and
+    # checked here, so a value a type guess did not foresee ("yes" far down a column of
+    # booleans) gets a located message.
+    options = (
+        f"header = true, all_varchar = true, delim = {_literal(delimiter)}, quote = '\"', "
+        "escape = '\"', comment = '', skip = 0, strict_mode = true"
+    )
     return lambda plain: [
         # Materialised once: every check and the grouping read it again, and a table's
         # rowid is the row's place in the file (DuckDB keeps insertion order).
-        f"CREATE TEMP TABLE raw AS SELECT * FROM read_csv({_literal(plain)}, "
-        f"header = true, all_varchar = true{delimiter})",
+        f"CREATE TEMP TABLE raw AS SELECT * FROM read_csv({_literal(plain)}, {options})",
         f"CREATE TEMP VIEW src AS SELECT *, rowid + 1 AS {ROW} FROM raw",
     ]
 
 
+def _csv_problem(path: Path, delimiter: str) -> str | None:
+    """The first line Python's csv module cannot read, or whose cells do not match the
+    header: said when DuckDB refuses a file, since its messages seldom name the line."""
+    number = 0
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle, delimiter=delimiter, strict=True)
+            width = None
+            for row in reader:
+                number = reader.line_num
+                if not row:
+                    continue
+                if width is None:
+                    width = len(row)
+                elif len(row) != width:
+                    return (
+                        f"line {number}: {len(row)} cells where the header has {width} "
+                        f"(separated by {delimiter!r})"
+                    )
+    except csv.Error as error:
+        return f"line {number + 1}: not valid CSV: {error}"
+    except UnicodeDecodeError:
+        with path.open("rb") as raw:
+            for number, line in enumerate(raw, start=1):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError:
+                    return f"line {number}: not UTF-8 text (is this a binary file?)"
+    return None
+
+
 def read_csv(source: Source, tally: Tally) -> None:
     """A comma- or tab-separated table, with a header row."""
-    _read_table(source, tally, _csv_sql(source.path), "CSV")
+    path = source.path
+    delimiter = _delimiter(path)
+    _read_table(source, tally, _csv_sql(delimiter), "CSV", lambda: _csv_problem(path, delimiter))
 
 
 def read_parquet(source: Source, tally: Tally) -> None:
