@@ -649,3 +649,107 @@ def test_reading_a_table_needs_no_extension_download() -> None:
         "autoinstall_known_extensions": "false",
         "autoload_known_extensions": "false",
     }
+
+
+# ------------------------------------------------ large JSONL through DuckDB
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from(["", " ", "x", "1", "Ab"])
+)
+_RECORD = st.fixed_dictionaries(
+    {"task": st.sampled_from(["t1", "t2", " t3", 4])},
+    optional={
+        "passed": st.one_of(st.booleans(), st.none(), st.sampled_from([0, 1, 2, 1.0, "yes"])),
+        "task_id": st.sampled_from(["t1", 5, None]),
+        "suite": st.sampled_from(["s", None, "", 3]),
+        "model": st.sampled_from(["m", "n", None]),
+        "run": st.one_of(st.integers(0, 4), st.sampled_from(["r1", "r2", None, 1.5, True])),
+        "category": st.sampled_from(["easy", None, " "]),
+        "url": st.sampled_from(["https://x.test/a", "HTTP://x.test/b", "ftp://x", None]),
+        "other": _VALUES,
+    },
+)
+
+
+#: Well-formed records, so the DuckDB path is taken to the end (run ids unique per
+#: task are not guaranteed: a repeat sends the file back to the Python reader).
+_CLEAN = st.fixed_dictionaries(
+    {
+        "task": st.sampled_from(["t1", "t2", "t 3", 4]),
+        "passed": st.one_of(st.booleans(), st.none(), st.sampled_from([0, 1])),
+    },
+    optional={
+        "suite": st.sampled_from(["s", "u"]),
+        "model": st.sampled_from(["m", "n"]),
+        "run": st.one_of(st.integers(0, 30), st.sampled_from(["r1", "r2", "10"])),
+        "category": st.sampled_from(["easy", "hard"]),
+        "url": st.sampled_from(["https://x.test/a", "HTTP://x.test/b"]),
+        "other": _VALUES,
+    },
+)
+
+
+def _jsonl_result(path: Path) -> Any:
+    try:
+        sets = load_sources([Source(path)]).result_sets
+    except UserError as error:
+        return error.problems
+    return [
+        (
+            rs.suite,
+            rs.model,
+            [
+                (t.id, t.successes, t.runs, t.excluded, t.category, t.codes, t.urls)
+                for t in rs.tasks
+            ],
+        )
+        for rs in sets
+    ]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.one_of(
+        st.lists(_CLEAN, min_size=1, max_size=30),
+        st.lists(st.one_of(_RECORD, st.just([1, 2]), st.just("null")), min_size=1, max_size=12),
+    ),
+    st.booleans(),
+)
+def test_jsonl_through_duckdb_reads_exactly_as_the_python_reader(
+    tmp_path_factory: pytest.TempPathFactory, records: list[Any], duplicate_key: bool
+) -> None:
+    from reportgen.readers import jsonl
+
+    path = tmp_path_factory.mktemp("jsonl") / "runs.jsonl"
+    lines = [json.dumps(r) for r in records]
+    if duplicate_key and lines[0].startswith('{"task"'):
+        lines[0] = '{"passed": true, ' + lines[0][1:]  # "passed" may now be given twice
+    path.write_text("\n".join(lines) + "\n")
+    slow = _jsonl_result(path)
+    saved = jsonl.DUCKDB_MIN_BYTES
+    jsonl.DUCKDB_MIN_BYTES = 0
+    try:
+        fast = _jsonl_result(path)
+    finally:
+        jsonl.DUCKDB_MIN_BYTES = saved
+    assert fast == slow
+
+
+def test_jsonl_through_duckdb_takes_clean_files_and_hands_back_the_rest(tmp_path: Path) -> None:
+    from reportgen.errors import Problems
+    from reportgen.readers.base import Tally
+    from reportgen.readers.table import read_jsonl_through_duckdb
+
+    clean = TABLES / "airline-runs.jsonl"
+    tally = Tally(Source(clean), Problems())
+    assert read_jsonl_through_duckdb(Source(clean), tally, 1 << 20)
+    (rs,) = tally.result_sets("jsonl", None, None)
+    assert {t.id: (t.successes, t.runs) for t in rs.tasks} == reference_counts()
+    for bad in ('{"task": "a"}', '{"task": "a", "passed": "yes"}', "[1]", '{"task": "a", "passed'):
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"task": "b", "passed": true}\n' + bad + "\n")
+        tally = Tally(Source(path), Problems())
+        assert not read_jsonl_through_duckdb(Source(path), tally, 1 << 20)
+        assert tally.groups == {} and tally.problems.items == []

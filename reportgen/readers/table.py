@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..counts import EXCLUDED, FAIL, PASS
-from .base import MAX_COUNT, Reader, Source, Tally, did_you_mean
+from .base import MAX_COUNT, Reader, Source, Tally, did_you_mean, unprintable
 
 if TYPE_CHECKING:
     import duckdb
@@ -153,6 +153,19 @@ def _text(cols: _Columns, field: str, *, integers: bool = False) -> str:
         return f"CAST({_ident(name)} AS VARCHAR)"
     kind = "text or whole numbers" if integers else "text"
     raise _Bad(f"column {name!r} ({field}) holds {sql_type} values; expected {kind}")
+
+
+def _group_keys(source: Source, suite: str, model: str) -> str:
+    """SQL for the (suite, model) a row belongs to, as the Tally keys it: the config's
+    names first, then the row's, then the file's name and no model. Grouped on these,
+    runs that the Tally would merge are merged here too."""
+    suite = (
+        _literal(source.suite)
+        if source.suite
+        else f"coalesce({suite}, {_literal(source.path.stem)})"
+    )
+    model = _literal(source.model) if source.model else f"coalesce({model}, '')"
+    return f"{suite} AS suite, {model} AS model"
 
 
 def _passed_code(cols: _Columns, threshold: float | None) -> str:
@@ -317,7 +330,7 @@ def _read_runs(
             TRY_CAST({run} AS BIGINT) AS run_number,
             {_passed_code(cols, source.threshold)} AS code,
             {passed} AS passed_raw,
-            {_text(cols, "suite")} AS suite, {_text(cols, "model")} AS model,
+            {_group_keys(source, _text(cols, "suite"), _text(cols, "model"))},
             {_text(cols, "category")} AS category, {_text(cols, "url")} AS url
         FROM src"""
     )
@@ -386,14 +399,18 @@ def _mixed_codes(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, st
     ).fetchall()
 
 
-def _urls(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str, str], dict[int, str]]:
+def _urls(
+    con: duckdb.DuckDBPyConnection, order: str = "run_number NULLS LAST, run"
+) -> dict[tuple[str, str, str], dict[int, str]]:
     """Transcript links by (suite, model, task) and position in the run order."""
+    by_id = ", ".join(
+        f"CASE WHEN count(run) OVER t = count(*) OVER t THEN {part.split()[0]} END NULLS LAST"
+        for part in order.split(", ")
+    )
     rows = con.execute(
-        """SELECT suite, model, task, position, url FROM (
+        f"""SELECT suite, model, task, position, url FROM (
             SELECT suite, model, task, url, row_number() OVER (
-                PARTITION BY suite, model, task ORDER BY
-                CASE WHEN count(run) OVER t = count(*) OVER t THEN run_number END NULLS LAST,
-                CASE WHEN count(run) OVER t = count(*) OVER t THEN run END NULLS LAST, _row
+                PARTITION BY suite, model, task ORDER BY {by_id}, _row
             ) - 1 AS position
             FROM v WINDOW t AS (PARTITION BY suite, model, task)
         ) WHERE url IS NOT NULL"""
@@ -435,7 +452,7 @@ def _read_counts(
             {_count_value(cols, "excluded")} AS excluded,
             {", ".join(f"{_ident(cols.names[f])} AS raw_{f}" for f in ("successes", "runs"))},
             {_ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
-            {_text(cols, "suite")} AS suite, {_text(cols, "model")} AS model,
+            {_group_keys(source, _text(cols, "suite"), _text(cols, "model"))},
             {_text(cols, "category")} AS category
         FROM src"""
     )
@@ -729,3 +746,144 @@ PARQUET = Reader(
     read=read_parquet,
     summary="a Parquet table, one row per run or one per task's counts",
 )
+
+
+# ---------------------------------------------------------------- large JSONL
+
+#: The keys of a canonical JSONL record that the count depends on.
+_JSONL_KEYS = ("task", "task_id", "passed", "suite", "model", "run", "category", "url")
+
+
+def _json_null(value: str) -> str:
+    """SQL: the key is missing or holds null (both are None to the Python reader)."""
+    return f"({value} IS NULL OR json_type({value}) = 'NULL')"
+
+
+def _json_text(value: str) -> str:
+    return f"CASE WHEN json_type({value}) = 'VARCHAR' THEN {value} ->> '$' END"
+
+
+def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bool:
+    """Canonical JSONL grouped in DuckDB; the same counts as jsonl.read_jsonl.
+
+    Returns False, with the tally untouched, whenever DuckDB refuses the file or any
+    record is not plainly well-formed: the Python reader then reads it again and
+    names each problem's line. Only clean files take this path to the end.
+    """
+    import duckdb
+
+    try:
+        with _plain_path(source.path) as plain, _connect() as con:
+            tasks = _jsonl_tasks(con, plain, source, max_line)
+    except duckdb.Error:
+        return False
+    if tasks is None:
+        return False
+    for suite, model, task, counts, codes, category, urls in tasks:
+        tally.add_task(
+            f"{source.path}",
+            task,
+            counts,
+            codes,
+            suite=suite,
+            model=model,
+            category=category,
+            urls=urls,
+        )
+    return True
+
+
+_Task = tuple[str, str, str, tuple[int, int, int], bytes, str | None, dict[int, str] | None]
+
+
+def _jsonl_tasks(
+    con: duckdb.DuckDBPyConnection, plain: str, source: Source, max_line: int
+) -> list[_Task] | None:
+    paths = ", ".join(_literal(f"$.{key}") for key in _JSONL_KEYS)
+    keys = ", ".join(_literal(key) for key in _JSONL_KEYS)
+    # One parse per line: the record's kind, how many of our keys it has (a key given
+    # twice, which the Python reader resolves as "last wins", is left to it), and the
+    # values, as JSON, so a missing "passed" differs from "passed": null.
+    con.execute(
+        f"""CREATE TEMP TABLE raw AS SELECT json_type(json) AS kind,
+            CASE WHEN json_type(json) = 'OBJECT' THEN
+                len(list_filter(json_keys(json), lambda k: k IN ({keys}))) END AS present,
+            json_extract(json, [{paths}]) AS f
+        FROM read_ndjson_objects({_literal(plain)}, maximum_object_size = {max_line})"""
+    )
+    t1, t2, p, s, m, r, c, u = (f"f[{i + 1}]" for i in range(len(_JSONL_KEYS)))
+    given = " + ".join(f"CAST(f[{i + 1}] IS NOT NULL AS INTEGER)" for i in range(len(_JSONL_KEYS)))
+    task = f"CASE WHEN {t1} IS NULL THEN {t2} ELSE {t1} END"
+    con.execute(
+        f"""CREATE TEMP VIEW v AS SELECT rowid AS _row,
+            CASE json_type({task}) WHEN 'VARCHAR' THEN {task} ->> '$'
+                WHEN 'BIGINT' THEN CAST(CAST({task} AS BIGINT) AS VARCHAR)
+                WHEN 'UBIGINT' THEN CAST(CAST({task} AS UBIGINT) AS VARCHAR) END AS task,
+            CASE WHEN json_type({p}) = 'NULL' THEN {EXCLUDED}
+                WHEN CAST({p} AS VARCHAR) IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
+            {_group_keys(source, _json_text(s), _json_text(m))},
+            {_json_text(c)} AS category, {_json_text(u)} AS url,
+            CASE WHEN json_type({r}) IN ('BIGINT', 'UBIGINT') THEN CAST({r} AS HUGEINT) END
+                AS run_number,
+            CASE WHEN json_type({r}) = 'VARCHAR' THEN {r} ->> '$' END AS run_text,
+            CASE WHEN {_json_null(r)} THEN NULL ELSE CAST({r} AS VARCHAR) END AS run,
+            (kind <> 'OBJECT' OR present <> {given}
+             OR ({t1} IS NOT NULL AND json_type({t1}) = 'NULL')
+             OR json_type({task}) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
+             OR {p} IS NULL
+             OR NOT (json_type({p}) IN ('BOOLEAN', 'NULL')
+                     OR (json_type({p}) IN ('BIGINT', 'UBIGINT')
+                         AND CAST({p} AS VARCHAR) IN ('0', '1')))
+             OR NOT ({_json_null(s)} OR json_type({s}) = 'VARCHAR')
+             OR NOT ({_json_null(m)} OR json_type({m}) = 'VARCHAR')
+             OR NOT ({_json_null(c)} OR json_type({c}) = 'VARCHAR')
+             OR NOT ({_json_null(r)} OR json_type({r}) IN ('VARCHAR', 'BIGINT', 'UBIGINT'))
+             OR NOT ({_json_null(u)} OR (json_type({u}) = 'VARCHAR'
+                     AND regexp_matches(lower({u} ->> '$'), '^https?://')))
+            ) AS bad
+        FROM raw"""
+    )
+    flaws = con.execute(
+        """SELECT (SELECT count(*) FROM v WHERE bad) + (SELECT count(*) FROM (
+            SELECT 1 FROM v WHERE run IS NOT NULL
+            GROUP BY suite, model, task, run_number, run_text HAVING count(*) > 1))"""
+    ).fetchone()
+    if flaws is None or flaws[0]:
+        return None
+    rows = con.execute(
+        f"""SELECT suite, model, task, min(_row) AS first,
+            count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
+            count(*) FILTER (WHERE code = {EXCLUDED}),
+            arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
+            string_agg(chr(48 + code), '' ORDER BY run_number NULLS LAST, run_text, _row),
+            count(run) > 0 AND count(run) < count(*) AS mixed
+        FROM v GROUP BY suite, model, task ORDER BY first"""
+    ).fetchall()
+    by_row: dict[tuple[str, str, str], str] = {}
+    if any(row[-1] for row in rows):
+        by_row = {(s_, m_, t_): codes for s_, m_, t_, codes in _mixed_codes(con)}
+    has_urls = con.execute("SELECT count(url) FROM v").fetchone()
+    urls = _urls(con, "run_number NULLS LAST, run_text") if has_urls and has_urls[0] else {}
+    tasks: list[_Task] = []
+    for suite, model, task_id, _, passes, fails, excluded, category, codes, _ in rows:
+        # What Python's str.strip() and the page checks refuse, DuckDB's trim may not:
+        # such a file goes back to the Python reader, which names the line.
+        for text in (suite, model, task_id, category):
+            if text is not None and (not text.strip() or unprintable(text) is not None):
+                if text == model == "":
+                    continue
+                return None
+        key = (suite, model, task_id)
+        codes = by_row.get(key, codes)
+        tasks.append(
+            (
+                suite,
+                model,
+                task_id,
+                (passes, passes + fails, excluded),
+                codes.encode("ascii").translate(_DIGITS),
+                category,
+                urls.get(key),
+            )
+        )
+    return tasks
