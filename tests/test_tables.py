@@ -74,6 +74,7 @@ SHAPES = [
     ("airline-runs.parquet", {}),
     ("airline-counts.csv", {}),
     ("airline-counts.parquet", {}),
+    ("airline-counts.jsonl", {}),
     ("airline-inspect.tsv", {}),
     ("airline-rewards.csv", {"columns": (("passed", "reward"),), "threshold": 1.0}),
     ("airline-runs.jsonl", {}),
@@ -148,7 +149,7 @@ def _build(tmp_path: Path, name: str, *files: Path) -> Path:
 
 def test_jsonl_csv_parquet_and_counts_build_identical_reports(tmp_path: Path) -> None:
     shapes = ["airline-runs.jsonl", "airline-runs.csv", "airline-runs.parquet"]
-    shapes += ["airline-counts.csv", "airline-counts.parquet"]
+    shapes += ["airline-counts.csv", "airline-counts.parquet", "airline-counts.jsonl"]
     reports = [_numbers(_build(tmp_path, name, TABLES / name)) for name in shapes]
     assert reports[0]["result_sets"][0]["name"] == "gpt-4o · airline"
     for other in reports[1:]:
@@ -551,6 +552,30 @@ def test_many_bad_values_are_counted_after_the_first_few(tmp_path: Path) -> None
 def test_bad_counts_tables_are_located(tmp_path: Path, text: str, expected: str) -> None:
     path = tmp_path / "counts.csv"
     path.write_text(text)
+    message = user_error(path)
+    assert f"{path}: " in message and expected in message, message
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        ('{"task": "a", "successes": 5, "runs": 4}', "row 1, column 'successes': 5 is more"),
+        ('{"task": "a", "successes": "x", "runs": 4}', "row 1, column 'successes': expected a "),
+        (
+            '{"task": "a", "successes": 1, "runs": 4}\n{"task": "b", "successes": true, "runs": 4}',
+            "row 2, column 'successes': expected a whole number, got 'true'",
+        ),
+        (
+            '{"task": "a", "successes": true, "runs": 4}',
+            "column 'successes' (successes) holds BOOLEAN",
+        ),
+        ('{"task": "a", "successes": 1, "runs": 4}\n[1]', "line 2"),
+        ('{"task": "a", "successes": 1, "runs": 4}\n{"task": "a", "successes', "line 2"),
+    ],
+)
+def test_bad_counts_jsonl_is_located(tmp_path: Path, lines: str, expected: str) -> None:
+    path = tmp_path / "counts.jsonl"
+    path.write_text(lines + "\n")
     message = user_error(path)
     assert f"{path}: " in message and expected in message, message
 

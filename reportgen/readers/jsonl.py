@@ -56,6 +56,11 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     line in Python); a small one, or one DuckDB refuses, goes through the Python
     reader below, which gives the same counts.
     """
+    if _holds_counts(source.path):
+        from .table import read_jsonl_counts
+
+        read_jsonl_counts(source, tally)
+        return
     if source.path.stat().st_size >= DUCKDB_MIN_BYTES:
         from .table import read_jsonl_through_duckdb
 
@@ -64,6 +69,22 @@ def read_jsonl(source: Source, tally: Tally) -> None:
         if read_jsonl_through_duckdb(source, tally, MAX_LINE_BYTES):
             return
     read_jsonl_lines(source, tally)
+
+
+def _holds_counts(path: Path) -> bool:
+    """A file of per-task counts: its first record has successes and runs, no passed."""
+    for _, line in _jsonl_lines(path):
+        try:
+            record = json_loads(line)
+        except ValueError:
+            return False
+        return (
+            isinstance(record, dict)
+            and "successes" in record
+            and "runs" in record
+            and "passed" not in record
+        )
+    return False
 
 
 def read_jsonl_lines(source: Source, tally: Tally) -> None:

@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..counts import EXCLUDED, FAIL, PASS
-from .base import MAX_COUNT, Reader, Source, Tally, did_you_mean, unprintable
+from .base import (
+    MAX_COUNT,
+    Reader,
+    Source,
+    Tally,
+    did_you_mean,
+    json_loads,
+    json_reason,
+    unprintable,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -151,6 +160,13 @@ def _text(cols: _Columns, field: str, *, integers: bool = False) -> str:
         return _ident(name)
     if integers and sql_type in _INTEGER_TYPES:
         return f"CAST({_ident(name)} AS VARCHAR)"
+    if sql_type == "JSON":  # JSONL whose records disagree on the type: text only
+        value = _ident(name)
+        whole = f"CAST(CAST({value} AS HUGEINT) AS VARCHAR)" if integers else "NULL"
+        return (
+            f"CASE json_type({value}) WHEN 'VARCHAR' THEN {value} ->> '$' "
+            f"WHEN 'BIGINT' THEN {whole} WHEN 'UBIGINT' THEN {whole} END"
+        )
     kind = "text or whole numbers" if integers else "text"
     raise _Bad(f"column {name!r} ({field}) holds {sql_type} values; expected {kind}")
 
@@ -213,6 +229,12 @@ def _count_value(cols: _Columns, field: str) -> str:
         return f"TRY_CAST(trim({_ident(name)}) AS DOUBLE)"
     if _is_number(sql_type):
         return f"CAST({_ident(name)} AS DOUBLE)"
+    if sql_type == "JSON":  # JSONL whose records disagree on the type: numbers only
+        value = _ident(name)
+        return (
+            f"CASE WHEN json_type({value}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') "
+            f"THEN CAST({value} AS DOUBLE) END"
+        )
     raise _Bad(f"column {name!r} ({field}) holds {sql_type} values; expected whole numbers")
 
 
@@ -710,6 +732,42 @@ def read_parquet(source: Source, tally: Tally) -> None:
         ],
         "Parquet",
     )
+
+
+def read_jsonl_counts(source: Source, tally: Tally) -> None:
+    """JSONL of per-task counts, one object per line: {"task": ..., "successes": ..., "runs": ...}.
+    Rows are the file's records in order (blank lines not counted)."""
+    _read_table(
+        source,
+        tally,
+        lambda plain: [
+            # Types are guessed from every record, so a late odd value cannot break the read.
+            f"CREATE TEMP TABLE raw AS SELECT * FROM read_json({_literal(plain)}, "
+            "format = 'newline_delimited', records = true, sample_size = -1)",
+            f"CREATE TEMP VIEW src AS SELECT *, rowid + 1 AS {ROW} FROM raw",
+        ],
+        "JSONL",
+        lambda: _jsonl_problem(source.path),
+    )
+
+
+def _jsonl_problem(path: Path) -> str | None:
+    """The first line that is not a JSON object, when DuckDB refuses a counts file."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
+                line = line.removeprefix(b"\xef\xbb\xbf")
+            if not line.strip():
+                continue
+            try:
+                record = json_loads(line)
+            except UnicodeDecodeError:
+                return f"line {number}: not UTF-8 text (is this a binary file?)"
+            except ValueError as error:
+                return f"line {number}: not valid JSON: {json_reason(error)}"
+            if not isinstance(record, dict):
+                return f'line {number}: expected an object like {{"task": ..., "successes": ...}}'
+    return None
 
 
 def _header_names(head: bytes) -> set[str]:
