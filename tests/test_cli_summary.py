@@ -344,8 +344,8 @@ BAD_INPUTS: dict[str, Case] = {
         r"huge\.jsonl:1: line is longer than 16 MiB",
     ),
     "unknown input format": lambda d: (
-        [str(write(d / "r.jsonl", GOOD_LINE)), "--input-format", "csv"],
-        r"--input-format: invalid choice: 'csv' \(choose from .*jsonl.*inspect",
+        [str(write(d / "r.jsonl", GOOD_LINE)), "--input-format", "xlsx"],
+        r"--input-format: invalid choice: 'xlsx' \(choose from .*jsonl.*inspect",
     ),
     "unknown format in config": lambda d: (
         [

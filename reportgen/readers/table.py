@@ -851,33 +851,55 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
     return True
 
 
+def _passed_given_as_null(path: Path, records: list[int]) -> bool:
+    """Whether each of these records (numbered from 0, blank lines skipped, as DuckDB
+    numbers them) has "passed": null, rather than no "passed" at all."""
+    wanted = iter(records)
+    target = next(wanted, None)
+    index = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            if index == target:
+                try:
+                    record = json_loads(line.removeprefix(b"\xef\xbb\xbf"))
+                except ValueError:
+                    return False
+                if not isinstance(record, dict) or "passed" not in record:
+                    return False
+                if record["passed"] is not None:
+                    return False
+                target = next(wanted, None)
+                if target is None:
+                    return True
+            index += 1
+    return target is None
+
+
 _Task = tuple[str, str, str, tuple[int, int, int], bytes, str | None, dict[int, str] | None]
 
 
 def _jsonl_tasks(
     con: duckdb.DuckDBPyConnection, plain: str, source: Source, max_line: int
 ) -> list[_Task] | None:
-    paths = ", ".join(_literal(f"$.{key}") for key in _JSONL_KEYS)
-    keys = ", ".join(_literal(key) for key in _JSONL_KEYS)
-    # One parse per line: the record's kind, how many of our keys it has (a key given
-    # twice, which the Python reader resolves as "last wins", is left to it), and the
-    # values, as JSON, so a missing "passed" differs from "passed": null.
+    columns = ", ".join(f"{_literal(key)}: 'JSON'" for key in _JSONL_KEYS)
+    # The fields the count depends on, as JSON so their types can be checked. DuckDB
+    # refuses a line that is not an object, or that gives one of these keys twice
+    # (which the Python reader resolves as "last wins"): both go back to it.
     con.execute(
-        f"""CREATE TEMP TABLE raw AS SELECT json_type(json) AS kind,
-            CASE WHEN json_type(json) = 'OBJECT' THEN
-                len(list_filter(json_keys(json), lambda k: k IN ({keys}))) END AS present,
-            json_extract(json, [{paths}]) AS f
-        FROM read_ndjson_objects({_literal(plain)}, maximum_object_size = {max_line})"""
+        f"""CREATE TEMP TABLE raw AS SELECT * FROM read_json({_literal(plain)},
+            format = 'newline_delimited', columns = {{{columns}}},
+            maximum_object_size = {max_line})"""
     )
-    t1, t2, p, s, m, r, c, u = (f"f[{i + 1}]" for i in range(len(_JSONL_KEYS)))
-    given = " + ".join(f"CAST(f[{i + 1}] IS NOT NULL AS INTEGER)" for i in range(len(_JSONL_KEYS)))
+    t1, t2, p, s, m, r, c, u = (_ident(key) for key in _JSONL_KEYS)
     task = f"CASE WHEN {t1} IS NULL THEN {t2} ELSE {t1} END"
     con.execute(
         f"""CREATE TEMP VIEW v AS SELECT rowid AS _row,
             CASE json_type({task}) WHEN 'VARCHAR' THEN {task} ->> '$'
                 WHEN 'BIGINT' THEN CAST(CAST({task} AS BIGINT) AS VARCHAR)
                 WHEN 'UBIGINT' THEN CAST(CAST({task} AS UBIGINT) AS VARCHAR) END AS task,
-            CASE WHEN json_type({p}) = 'NULL' THEN {EXCLUDED}
+            CASE WHEN {_json_null(p)} THEN {EXCLUDED}
                 WHEN CAST({p} AS VARCHAR) IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
             {_group_keys(source, _json_text(s), _json_text(m))},
             {_json_text(c)} AS category, {_json_text(u)} AS url,
@@ -885,11 +907,11 @@ def _jsonl_tasks(
                 AS run_number,
             CASE WHEN json_type({r}) = 'VARCHAR' THEN {r} ->> '$' END AS run_text,
             CASE WHEN {_json_null(r)} THEN NULL ELSE CAST({r} AS VARCHAR) END AS run,
-            (kind <> 'OBJECT' OR present <> {given}
-             OR ({t1} IS NOT NULL AND json_type({t1}) = 'NULL')
-             OR json_type({task}) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
-             OR {p} IS NULL
-             OR NOT (json_type({p}) IN ('BOOLEAN', 'NULL')
+            (json_type({task}) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
+             -- "task": null beside a task_id reads differently in the Python reader's
+             -- two paths (which one depends on "passed"); it decides those lines.
+             OR ({t1} IS NULL AND {t2} IS NOT NULL AND json_type({p}) <> 'BOOLEAN')
+             OR NOT ({_json_null(p)} OR json_type({p}) = 'BOOLEAN'
                      OR (json_type({p}) IN ('BIGINT', 'UBIGINT')
                          AND CAST({p} AS VARCHAR) IN ('0', '1')))
              OR NOT ({_json_null(s)} OR json_type({s}) = 'VARCHAR')
@@ -907,6 +929,16 @@ def _jsonl_tasks(
             GROUP BY suite, model, task, run_number, run_text HAVING count(*) > 1))"""
     ).fetchone()
     if flaws is None or flaws[0]:
+        return None
+    # DuckDB reads a missing "passed" (an error) and "passed": null (a run not
+    # evaluated) alike; the few lines concerned are looked at again.
+    nulls = [
+        row
+        for (row,) in con.execute(
+            f"SELECT rowid FROM raw WHERE {_json_null(p)} ORDER BY rowid"
+        ).fetchall()
+    ]
+    if nulls and not _passed_given_as_null(source.path, nulls):
         return None
     rows = con.execute(
         f"""SELECT suite, model, task, min(_row) AS first,
