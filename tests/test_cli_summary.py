@@ -350,9 +350,9 @@ BAD_INPUTS: dict[str, Case] = {
     "unknown format in config": lambda d: (
         [
             "--config",
-            str(write(d / "reportgen.yaml", "result_sets:\n  - {path: r.csv, format: csv}\n")),
+            str(write(d / "reportgen.yaml", "result_sets:\n  - {path: r.xlsx, format: xlsx}\n")),
         ],
-        r"reportgen\.yaml: result_sets\[0\]\.format: unknown format 'csv'; known formats: ",
+        r"reportgen\.yaml: result_sets\[0\]\.format: unknown format 'xlsx'; known formats: ",
     ),
     "missing file": lambda d: (
         [str(d / "missing.jsonl")],
