@@ -372,8 +372,6 @@ def _read_runs(
     ]
     if not _run_checks(con, checks, tally, where):
         return
-    if cols.get("run") is not None and not _duplicate_runs(con, tally, where, cols):
-        return
     # Run order: by run id when every run of the task has one (whole numbers first, by
     # value, then the others as text: the JSONL reader's order), else by row.
     order = "run_number NULLS LAST, run, _row"
@@ -383,17 +381,23 @@ def _read_runs(
             count(*) FILTER (WHERE code = {EXCLUDED}),
             arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
             string_agg(chr(48 + code), '' ORDER BY {order}),
+            count(run) - count(DISTINCT coalesce(CAST(run_number AS VARCHAR), run)) AS repeats,
             count(run) > 0 AND count(run) < count(*) AS mixed
         FROM v GROUP BY suite, model, task ORDER BY first"""
     ).fetchall()
     if not tasks:
         tally.problems.add(f"{where}: the table has column names but no rows: no runs to count")
         return
+    # A run id given twice for a task is an error, as in JSONL; only then are the
+    # rows looked up, to name them.
+    if any(row[-2] for row in tasks):
+        _duplicate_runs(con, tally, where, cols)
+        return
     by_row: dict[tuple[str, str, str], str] = {}
     if any(row[-1] for row in tasks):
         by_row = {(s, m, t): codes for s, m, t, codes in _mixed_codes(con)}
     urls = _urls(con) if cols.get("url") is not None else {}
-    for suite, model, task, first, passes, fails, excluded, category, codes, _ in tasks:
+    for suite, model, task, first, passes, fails, excluded, category, codes, _, _ in tasks:
         key = (suite, model, task)
         codes = by_row.get(key, codes)
         tally.add_task(
@@ -445,8 +449,8 @@ def _urls(
 
 def _duplicate_runs(
     con: duckdb.DuckDBPyConnection, tally: Tally, where: str, cols: _Columns
-) -> bool:
-    """A run id given twice for one task is an error, as in JSONL."""
+) -> None:
+    """Names the rows of each run id given twice for one task."""
     rows = con.execute(
         f"""SELECT task, run, list(_row ORDER BY _row) AS rows FROM v WHERE run IS NOT NULL
         GROUP BY suite, model, task, coalesce(CAST(run_number AS VARCHAR), run), run
@@ -457,7 +461,6 @@ def _duplicate_runs(
             f"{where}: row {rows_of[1]}, column {cols.names['run']!r}: run {run!r} of task "
             f"{task!r} appears twice (first at row {rows_of[0]})"
         )
-    return not rows
 
 
 # ---------------------------------------------------------------- counts
@@ -812,15 +815,6 @@ PARQUET = Reader(
 _JSONL_KEYS = ("task", "task_id", "passed", "suite", "model", "run", "category", "url")
 
 
-def _json_null(value: str) -> str:
-    """SQL: the key is missing or holds null (both are None to the Python reader)."""
-    return f"({value} IS NULL OR json_type({value}) = 'NULL')"
-
-
-def _json_text(value: str) -> str:
-    return f"CASE WHEN json_type({value}) = 'VARCHAR' THEN {value} ->> '$' END"
-
-
 def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bool:
     """Canonical JSONL grouped in DuckDB; the same counts as jsonl.read_jsonl.
 
@@ -887,47 +881,56 @@ def _jsonl_tasks(
     # The fields the count depends on, as JSON so their types can be checked. DuckDB
     # refuses a line that is not an object, or that gives one of these keys twice
     # (which the Python reader resolves as "last wins"): both go back to it.
+    t1, t2, p, s, m, r, c, u = (_ident(key) for key in _JSONL_KEYS)
+    # Each value's JSON type is worked out once, as the file is read.
+    types = ", ".join(f'{k}, json_type({k}) AS {k[:-1]}_type"' for k in (t1, t2, p, s, m, r, c, u))
     con.execute(
-        f"""CREATE TEMP TABLE raw AS SELECT * FROM read_json({_literal(plain)},
+        f"""CREATE TEMP TABLE raw AS SELECT {types} FROM read_json({_literal(plain)},
             format = 'newline_delimited', columns = {{{columns}}},
             maximum_object_size = {max_line})"""
     )
-    t1, t2, p, s, m, r, c, u = (_ident(key) for key in _JSONL_KEYS)
+
+    def kind(column: str) -> str:
+        return f'{column[:-1]}_type"'
+
+    def null(column: str) -> str:
+        return f"coalesce({kind(column)}, 'NULL') = 'NULL'"
+
+    def as_text(column: str) -> str:
+        return f"CASE WHEN {kind(column)} = 'VARCHAR' THEN {column} ->> '$' END"
+
+    task_kind = f"CASE WHEN {t1} IS NULL THEN {kind(t2)} ELSE {kind(t1)} END"
     task = f"CASE WHEN {t1} IS NULL THEN {t2} ELSE {t1} END"
     con.execute(
-        f"""CREATE TEMP VIEW v AS SELECT rowid AS _row,
-            CASE json_type({task}) WHEN 'VARCHAR' THEN {task} ->> '$'
+        f"""CREATE TEMP TABLE v AS SELECT rowid AS _row,
+            CASE {task_kind} WHEN 'VARCHAR' THEN {task} ->> '$'
                 WHEN 'BIGINT' THEN CAST(CAST({task} AS BIGINT) AS VARCHAR)
                 WHEN 'UBIGINT' THEN CAST(CAST({task} AS UBIGINT) AS VARCHAR) END AS task,
-            CASE WHEN {_json_null(p)} THEN {EXCLUDED}
+            CASE WHEN {null(p)} THEN {EXCLUDED}
                 WHEN CAST({p} AS VARCHAR) IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
-            {_group_keys(source, _json_text(s), _json_text(m))},
-            {_json_text(c)} AS category, {_json_text(u)} AS url,
-            CASE WHEN json_type({r}) IN ('BIGINT', 'UBIGINT') THEN CAST({r} AS HUGEINT) END
+            {_group_keys(source, as_text(s), as_text(m))},
+            {as_text(c)} AS category, {as_text(u)} AS url,
+            CASE WHEN {kind(r)} IN ('BIGINT', 'UBIGINT') THEN CAST({r} AS HUGEINT) END
                 AS run_number,
-            CASE WHEN json_type({r}) = 'VARCHAR' THEN {r} ->> '$' END AS run_text,
-            CASE WHEN {_json_null(r)} THEN NULL ELSE CAST({r} AS VARCHAR) END AS run,
-            (json_type({task}) NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
+            {as_text(r)} AS run_text,
+            CASE WHEN {null(r)} THEN NULL ELSE CAST({r} AS VARCHAR) END AS run,
+            ({task_kind} NOT IN ('VARCHAR', 'BIGINT', 'UBIGINT')
              -- "task": null beside a task_id reads differently in the Python reader's
              -- two paths (which one depends on "passed"); it decides those lines.
-             OR ({t1} IS NULL AND {t2} IS NOT NULL AND json_type({p}) <> 'BOOLEAN')
-             OR NOT ({_json_null(p)} OR json_type({p}) = 'BOOLEAN'
-                     OR (json_type({p}) IN ('BIGINT', 'UBIGINT')
+             OR ({t1} IS NULL AND {t2} IS NOT NULL AND {kind(p)} <> 'BOOLEAN')
+             OR NOT ({null(p)} OR {kind(p)} = 'BOOLEAN'
+                     OR ({kind(p)} IN ('BIGINT', 'UBIGINT')
                          AND CAST({p} AS VARCHAR) IN ('0', '1')))
-             OR NOT ({_json_null(s)} OR json_type({s}) = 'VARCHAR')
-             OR NOT ({_json_null(m)} OR json_type({m}) = 'VARCHAR')
-             OR NOT ({_json_null(c)} OR json_type({c}) = 'VARCHAR')
-             OR NOT ({_json_null(r)} OR json_type({r}) IN ('VARCHAR', 'BIGINT', 'UBIGINT'))
-             OR NOT ({_json_null(u)} OR (json_type({u}) = 'VARCHAR'
+             OR NOT ({null(s)} OR {kind(s)} = 'VARCHAR')
+             OR NOT ({null(m)} OR {kind(m)} = 'VARCHAR')
+             OR NOT ({null(c)} OR {kind(c)} = 'VARCHAR')
+             OR NOT ({null(r)} OR {kind(r)} IN ('VARCHAR', 'BIGINT', 'UBIGINT'))
+             OR NOT ({null(u)} OR ({kind(u)} = 'VARCHAR'
                      AND regexp_matches(lower({u} ->> '$'), '^https?://')))
             ) AS bad
         FROM raw"""
     )
-    flaws = con.execute(
-        """SELECT (SELECT count(*) FROM v WHERE bad) + (SELECT count(*) FROM (
-            SELECT 1 FROM v WHERE run IS NOT NULL
-            GROUP BY suite, model, task, run_number, run_text HAVING count(*) > 1))"""
-    ).fetchone()
+    flaws = con.execute("SELECT count(*) FILTER (WHERE bad) FROM v").fetchone()
     if flaws is None or flaws[0]:
         return None
     # DuckDB reads a missing "passed" (an error) and "passed": null (a run not
@@ -935,7 +938,7 @@ def _jsonl_tasks(
     nulls = [
         row
         for (row,) in con.execute(
-            f"SELECT rowid FROM raw WHERE {_json_null(p)} ORDER BY rowid"
+            f"SELECT rowid FROM raw WHERE {null(p)} ORDER BY rowid"
         ).fetchall()
     ]
     if nulls and not _passed_given_as_null(source.path, nulls):
@@ -946,16 +949,20 @@ def _jsonl_tasks(
             count(*) FILTER (WHERE code = {EXCLUDED}),
             arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
             string_agg(chr(48 + code), '' ORDER BY run_number NULLS LAST, run_text, _row),
+            count(run) - count(DISTINCT CASE WHEN run_number IS NOT NULL
+                THEN 'i' || CAST(run_number AS VARCHAR) ELSE 's' || run_text END) AS repeats,
             count(run) > 0 AND count(run) < count(*) AS mixed
         FROM v GROUP BY suite, model, task ORDER BY first"""
     ).fetchall()
+    if any(row[-2] for row in rows):
+        return None  # a run given twice: the Python reader names both lines
     by_row: dict[tuple[str, str, str], str] = {}
     if any(row[-1] for row in rows):
         by_row = {(s_, m_, t_): codes for s_, m_, t_, codes in _mixed_codes(con)}
     has_urls = con.execute("SELECT count(url) FROM v").fetchone()
     urls = _urls(con, "run_number NULLS LAST, run_text") if has_urls and has_urls[0] else {}
     tasks: list[_Task] = []
-    for suite, model, task_id, _, passes, fails, excluded, category, codes, _ in rows:
+    for suite, model, task_id, _, passes, fails, excluded, category, codes, _, _ in rows:
         # What Python's str.strip() and the page checks refuse, DuckDB's trim may not:
         # such a file goes back to the Python reader, which names the line.
         for text in (suite, model, task_id, category):
