@@ -778,3 +778,25 @@ def test_jsonl_through_duckdb_takes_clean_files_and_hands_back_the_rest(tmp_path
         tally = Tally(Source(path), Problems())
         assert not read_jsonl_through_duckdb(Source(path), tally, 1 << 20)
         assert tally.groups == {} and tally.problems.items == []
+
+
+def test_duckdb_is_loaded_only_when_a_table_is_read() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, io\n"
+        "from reportgen.cli import main\n"
+        "main(['summary', sys.argv[1], '--format', 'json'], out=io.StringIO())\n"
+        "print('duckdb' in sys.modules)\n"
+    )
+    seen = [
+        subprocess.run(
+            [sys.executable, "-c", script, str(TABLES / name)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for name in ("airline-runs.jsonl", "airline-runs.csv")
+    ]
+    assert seen == ["False", "True"]
