@@ -800,3 +800,35 @@ def test_duckdb_is_loaded_only_when_a_table_is_read() -> None:
         for name in ("airline-runs.jsonl", "airline-runs.csv")
     ]
     assert seen == ["False", "True"]
+
+
+@pytest.mark.parametrize(
+    "name", ["airline-runs.csv", "airline-counts.parquet", "airline-runs.parquet"]
+)
+def test_randomly_damaged_tables_exit_0_or_2_without_a_traceback(tmp_path: Path, name: str) -> None:
+    import random
+
+    rng = random.Random(name)
+    data = (TABLES / name).read_bytes()
+    for i in range(40):
+        damaged = bytearray(data)
+        how = rng.choice(["flip", "cut", "insert"])
+        if how == "flip":
+            for _ in range(rng.randint(1, 8)):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        elif how == "cut":
+            del damaged[rng.randrange(1, len(damaged)) :]
+        else:
+            at = rng.randrange(len(damaged))
+            damaged[at:at] = rng.choice([b'"', b",,,", b"\n", b"\x00", b"\xff\xfe", b"1e999"])
+        path = tmp_path / f"{i}{Path(name).suffix}"
+        path.write_bytes(bytes(damaged))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status, _ = run(["summary", str(path), "--format", "json"])
+        assert status in (0, 2), (how, err.getvalue())
+        assert "Traceback" not in err.getvalue()
+        if status == 2:
+            assert all(
+                line.startswith(f"reportgen: error: {path}") for line in err.getvalue().splitlines()
+            ), err.getvalue()
