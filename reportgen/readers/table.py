@@ -884,10 +884,9 @@ def _jsonl_tasks(
     t1, t2, p, s, m, r, c, u = (_ident(key) for key in _JSONL_KEYS)
     # Each value's JSON type is worked out once, as the file is read.
     types = ", ".join(f'{k}, json_type({k}) AS {k[:-1]}_type"' for k in (t1, t2, p, s, m, r, c, u))
-    con.execute(
-        f"""CREATE TEMP TABLE raw AS SELECT {types} FROM read_json({_literal(plain)},
-            format = 'newline_delimited', columns = {{{columns}}},
-            maximum_object_size = {max_line})"""
+    source_sql = (
+        f"(SELECT {types} FROM read_json({_literal(plain)}, format = 'newline_delimited', "
+        f"columns = {{{columns}}}, maximum_object_size = {max_line}))"
     )
 
     def kind(column: str) -> str:
@@ -902,7 +901,7 @@ def _jsonl_tasks(
     task_kind = f"CASE WHEN {t1} IS NULL THEN {kind(t2)} ELSE {kind(t1)} END"
     task = f"CASE WHEN {t1} IS NULL THEN {t2} ELSE {t1} END"
     con.execute(
-        f"""CREATE TEMP TABLE v AS SELECT rowid AS _row,
+        f"""CREATE TEMP TABLE values_ AS SELECT
             CASE {task_kind} WHEN 'VARCHAR' THEN {task} ->> '$'
                 WHEN 'BIGINT' THEN CAST(CAST({task} AS BIGINT) AS VARCHAR)
                 WHEN 'UBIGINT' THEN CAST(CAST({task} AS UBIGINT) AS VARCHAR) END AS task,
@@ -928,8 +927,10 @@ def _jsonl_tasks(
              OR NOT ({null(u)} OR ({kind(u)} = 'VARCHAR'
                      AND regexp_matches(lower({u} ->> '$'), '^https?://')))
             ) AS bad
-        FROM raw"""
+        FROM {source_sql}"""
     )
+    # One pass over the file, materialised; a table's rowid is its record's place.
+    con.execute("CREATE TEMP VIEW v AS SELECT rowid AS _row, * FROM values_")
     flaws = con.execute("SELECT count(*) FILTER (WHERE bad) FROM v").fetchone()
     if flaws is None or flaws[0]:
         return None
@@ -938,7 +939,7 @@ def _jsonl_tasks(
     nulls = [
         row
         for (row,) in con.execute(
-            f"SELECT rowid FROM raw WHERE {null(p)} ORDER BY rowid"
+            f"SELECT _row FROM v WHERE code = {EXCLUDED} ORDER BY _row"
         ).fetchall()
     ]
     if nulls and not _passed_given_as_null(source.path, nulls):
