@@ -832,3 +832,8 @@ def test_randomly_damaged_tables_exit_0_or_2_without_a_traceback(tmp_path: Path,
             assert all(
                 line.startswith(f"reportgen: error: {path}") for line in err.getvalue().splitlines()
             ), err.getvalue()
+
+
+def test_a_column_mapping_for_a_file_that_is_not_a_table_is_refused() -> None:
+    message = user_error(TABLES / "airline-runs.jsonl", "--columns", "task=id")
+    assert "a column mapping (columns: or --columns) applies to tables (csv, parquet)" in message

@@ -45,6 +45,7 @@ READERS: tuple[Reader, ...] = (
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
+_TABLES = (table.CSV.name, table.PARQUET.name)
 #: Bytes of a file that detection looks at.
 _HEAD_BYTES = 64 * 1024
 
@@ -94,6 +95,13 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
         problems.add(
             f"{path}: unknown format {name!r}{did_you_mean(name, FORMATS)}; "
             f"known formats: {', '.join(FORMATS)}"
+        )
+        return None, []
+    if source.columns and name not in _TABLES:
+        # A mapping that silently did nothing would leave the user guessing.
+        problems.add(
+            f"{path}: a column mapping (columns: or --columns) applies to tables "
+            f"({', '.join(_TABLES)}), not to {name} files"
         )
         return None, []
     tally = Tally(source, problems)
