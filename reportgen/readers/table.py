@@ -9,7 +9,12 @@ a mapping (`columns:` in the config, --columns on the command line).
 Everything row by row happens inside DuckDB: the checks (each problem names the
 file, the row and the column), the grouping into per-task counts, and the run
 order of each task, which comes back as one short string of codes per task.
-Rows are numbered from 1, the header not counted, as in a DataFrame.
+Rows are numbered from 1, the header and blank lines not counted.
+
+Two JSONL readings live here too, since they share this machinery: per-task
+counts as JSONL (`read_jsonl_counts`), and large canonical JSONL of runs
+(`read_jsonl_through_duckdb`), which gives up, leaving the Python reader in
+jsonl.py to name the line, at the first thing that is not plainly well-formed.
 
 duckdb is imported inside the read functions: commands that never read a table
 do not pay for loading it.
