@@ -11,6 +11,11 @@ too) it generates seeded JSONL, then measures:
 * baseline (b): a straightforward per-task implementation (dictionary
   counting, math.comb, scipy's binomtest(c, n).proportion_ci(method="wilson")).
 
+And for tables (`--tables`, on by default; `--only-tables` runs just these): the
+same 1,000,000 runs as Parquet, CSV and JSONL, each loaded (read, checked and
+grouped into per-task counts) and timed against the json.loads floor of the JSONL;
+the JSONL both through DuckDB and through the Python reader.
+
 Ratios, not seconds, are the results: machines differ, a ratio in one run does
 not. Writes bench/RESULTS.md and bench/scaling.svg and prints the table.
 Timings here are never asserted in tests.
@@ -50,6 +55,8 @@ from reportgen.website.render import SiteOptions, Theme, render_site  # noqa: E4
 from reportgen.website.write import write_site  # noqa: E402
 
 SIZES = {"small": (100, 10), "medium": (1_000, 50), "large": (10_000, 100)}
+#: Tasks x runs per model (two models) of the table benchmark: 1,000,000 runs.
+TABLE_SIZE = (5_000, 100)
 
 
 @dataclass
@@ -276,14 +283,104 @@ def scaling_chart(rows: list[Row], path: Path) -> None:
     path.write_text(vl_convert.vegalite_to_svg(chart.to_dict()))
 
 
+@dataclass
+class TableRow:
+    lines: int
+    floor: float
+    #: Seconds to load each shape (median of the repeats), by name.
+    loads: dict[str, float] = field(default_factory=dict)
+
+
+def write_tables(jsonl: Path, folder: Path) -> dict[str, Path]:
+    """The runs of a JSONL file as CSV and Parquet (written by DuckDB, not timed)."""
+    import duckdb
+
+    csv, parquet = folder / "runs.csv", folder / "runs.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            "CREATE TABLE runs AS SELECT suite, model, task, CAST(run AS BIGINT) AS run, "
+            f"passed FROM read_json('{jsonl}', format = 'newline_delimited')"
+        )
+        con.execute(f"COPY runs TO '{csv}' (HEADER)")
+        con.execute(f"COPY runs TO '{parquet}' (FORMAT parquet)")
+    return {"parquet": parquet, "csv": csv}
+
+
+def load_time(path: Path) -> float:
+    return timed(lambda: load_sources([Source(path)]))
+
+
+def jsonl_time(path: Path, min_bytes: int) -> float:
+    """The JSONL loaded with DuckDB's size threshold set to min_bytes: 0 for the DuckDB
+    path whatever the size, out of reach for the Python reader alone."""
+    from reportgen.readers import jsonl
+
+    saved = jsonl.DUCKDB_MIN_BYTES
+    jsonl.DUCKDB_MIN_BYTES = min_bytes
+    try:
+        return load_time(path)
+    finally:
+        jsonl.DUCKDB_MIN_BYTES = saved
+
+
+def measure_tables(tasks: int, runs: int, repeat: int, work: Path) -> TableRow:
+    path = work / "tables.jsonl"
+    lines = write_jsonl(path, tasks, runs)
+    shapes = write_tables(path, work)
+    row = TableRow(lines, 0.0)
+    settle()
+    # Interleaved, so a burst of load on the machine does not fall on one shape only.
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(repeat):
+        times["floor"].append(floor_json_loads(path))
+        for name, table in shapes.items():
+            times[name].append(load_time(table))
+        times["jsonl through DuckDB"].append(jsonl_time(path, 0))
+        times["jsonl, Python reader"].append(jsonl_time(path, 1 << 62))
+    row.floor = statistics.median(times.pop("floor"))
+    row.loads = {name: statistics.median(values) for name, values in times.items()}
+    return row
+
+
+#: Targets of load time / floor, per shape.
+TABLE_TARGETS = {"parquet": 0.2, "csv": 0.5, "jsonl through DuckDB": 0.5}
+
+
+def tables_table(row: TableRow) -> str:
+    head = (
+        f"| input ({row.lines:,} runs) | load | load / json.loads floor ({row.floor:.2f} s) "
+        "| target |\n|---|---|---|---|\n"
+    )
+    body = ""
+    for name, seconds in row.loads.items():
+        target = TABLE_TARGETS.get(name)
+        body += (
+            f"| {name} | {seconds:.2f} s | **{seconds / row.floor:.2f}x** | "
+            f"{f'<= {target}x' if target is not None else '-'} |\n"
+        )
+    return head + body
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument(
+        "--only-tables",
+        action="store_true",
+        help="run only the table benchmark (Parquet, CSV, JSONL through DuckDB); "
+        "prints it without writing RESULTS.md",
+    )
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="reportgen-bench-") as tmp:
+        print("measuring tables: 1,000,000 runs as Parquet, CSV and JSONL ...", flush=True)
+        table_row = measure_tables(*TABLE_SIZE, args.repeat, Path(tmp))
+        tables_text = "\n## Tables\n\n" + tables_table(table_row)
+        if args.only_tables:
+            print(tables_text)
+            return
         for name in args.sizes:
             tasks, runs = SIZES[name]
             print(f"measuring {name}: {tasks:,} tasks x {runs} runs x 2 models ...", flush=True)
@@ -306,7 +403,7 @@ def main() -> None:
         f"coverage check about a second for {largest.tasks:,} tasks x {largest.runs} runs "
         f"(measured {largest.stages['coverage']:.2f} s per result set).\n"
     )
-    print(text + slope + notes)
+    print(text + slope + notes + tables_text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "RESULTS.md").write_text(
         "# Benchmark results\n\nMade by `make bench` (bench/run.py); ratios are measured in one "
@@ -315,6 +412,7 @@ def main() -> None:
         + slope
         + notes
         + "\n![build time against input size](scaling.svg)\n"
+        + tables_text
     )
     scaling_chart(rows, args.out / "scaling.svg")
 

@@ -7,6 +7,7 @@ input or arguments were wrong (one located line per problem, no traceback).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import math
@@ -20,7 +21,8 @@ from . import __version__
 from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
 from .errors import UserError, os_reason
 from .readers import FORMATS, Source, formats_text, load_sources
-from .readers.base import ERROR_CHOICES, MAX_COUNT, unprintable
+from .readers.base import ERROR_CHOICES, MAX_COUNT, did_you_mean, unprintable
+from .readers.table import FIELDS as COLUMN_FIELDS
 from .report import build_report
 from .stats.coverage import check_coverage
 from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
@@ -161,9 +163,16 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         "excluded (default), or counted as failures",
     )
     parser.add_argument(
+        "--columns",
+        metavar="FIELD=COLUMN,...",
+        help="tables (CSV, TSV, Parquet): which column holds what, e.g. "
+        "task=instance_id,run=trial,passed=resolved",
+    )
+    parser.add_argument(
         "--threshold",
         metavar="SCORE",
-        help="the score a run needs to pass, for formats with scores (Harbor's reward; default 1)",
+        help="the score a run needs to pass, for formats with scores (Harbor's reward, "
+        "a table's score column; default 1 for Harbor)",
     )
     # Defaults of None: a flag overrides the config only when it is given.
     parser.add_argument("-k", default=None, metavar="K", help="runs that must all pass (default 3)")
@@ -178,17 +187,29 @@ def _config_for(args: argparse.Namespace) -> Config:
         config = Config()
     else:
         config = load_config(args.config or Path(CONFIG_NAME))
+    columns = _columns_flag(args.columns) if args.columns is not None else ()
+    threshold = _threshold_flag(args.threshold) if args.threshold is not None else None
     if args.files:
-        threshold = _threshold(args.threshold)
         config.result_sets = [
             Source(
                 path=path,
                 format=args.input_format,
                 scorer=args.scorer,
                 errors=args.errors,
+                columns=columns,
                 threshold=threshold,
             )
             for path in args.files
+        ]
+    elif columns or threshold is not None:
+        # Given with a config: they apply to every result set that does not set its own.
+        config.result_sets = [
+            dataclasses.replace(
+                s,
+                columns=s.columns or columns,
+                threshold=s.threshold if s.threshold is not None else threshold,
+            )
+            for s in config.result_sets
         ]
     if args.k is not None:
         config.k = _whole_number("-k", args.k, 1, MAX_K)
@@ -205,15 +226,35 @@ def _config_for(args: argparse.Namespace) -> Config:
     return config
 
 
-def _threshold(text: str | None) -> float | None:
-    if text is None:
-        return None
+def _columns_flag(text: str) -> tuple[tuple[str, str], ...]:
+    """--columns task=instance_id,passed=resolved -> (("task", "instance_id"), ...)."""
+    pairs = []
+    for item in text.split(","):
+        field, sep, column = (part.strip() for part in item.partition("="))
+        if not sep or not field or not column:
+            raise UserError(
+                f"--columns: {item.strip()!r} is not FIELD=COLUMN "
+                "(for example task=instance_id,passed=resolved)"
+            )
+        if field not in COLUMN_FIELDS:
+            raise UserError(
+                f"--columns: unknown field {field!r}{did_you_mean(field, COLUMN_FIELDS)}; "
+                f"known: {', '.join(COLUMN_FIELDS)}"
+            )
+        problem = unprintable(column)
+        if problem is not None:
+            raise UserError(f"--columns: {column!r} {problem}")
+        pairs.append((field, column))
+    return tuple(pairs)
+
+
+def _threshold_flag(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise UserError(f"--threshold: expected a number, got {text!r}") from None
+        raise UserError(f"--threshold: {text!r} is not a number") from None
     if not math.isfinite(value):
-        raise UserError(f"--threshold: expected a finite number, got {text!r}")
+        raise UserError(f"--threshold: expected a finite number, got {text}")
     return value
 
 

@@ -20,6 +20,7 @@ from .errors import Problems, UserError
 from .limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .readers import FORMATS, Source
 from .readers.base import ERROR_CHOICES, did_you_mean, not_regular, unprintable, yaml_load
+from .readers.table import FIELDS as COLUMN_FIELDS
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -47,7 +48,8 @@ class Config:
 
 
 _TOP_KEYS = {f.name for f in dataclasses.fields(Config)} - {"path"}
-_SET_KEYS = {"path", "format", "suite", "model", "name", "scorer", "errors", "threshold"}
+_SET_KEYS = {"path", "format", "suite", "model", "name", "scorer", "errors", "columns", "threshold"}
+_TEXT_KEYS = _SET_KEYS - {"columns", "threshold"}
 
 
 def _text(where: str, value: Any, problems: Problems) -> str | None:
@@ -86,14 +88,6 @@ def check_confidence(where: str, value: Any, problems: Problems) -> float | None
     extreme = confidence_extreme(value)
     if extreme is not None:
         problems.add(f"{where}: {extreme}")
-        return None
-    return float(value)
-
-
-def check_threshold(where: str, value: Any, problems: Problems) -> float | None:
-    """A score threshold: any finite number (rewards and scores need not lie in 0..1)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        problems.add(f"{where}: expected a number, got {value!r}")
         return None
     return float(value)
 
@@ -190,17 +184,10 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
         for key in item:
             if key not in _SET_KEYS:
                 problems.add(f"{where}: unknown key {key!r}{did_you_mean(str(key), _SET_KEYS)}")
-        texts = _SET_KEYS - {"threshold"}
-        fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in texts}
+        fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in _TEXT_KEYS}
         errors = fields["errors"]
         if errors is not None and errors not in ERROR_CHOICES:
             problems.add(f"{where}.errors: expected {' or '.join(ERROR_CHOICES)}, got {errors!r}")
-            continue
-        threshold = item.get("threshold")
-        if (
-            threshold is not None
-            and check_threshold(f"{where}.threshold", threshold, problems) is None
-        ):
             continue
         if fields["path"] is None:
             problems.add(f"{where}.path: missing")
@@ -221,10 +208,43 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
                 name=fields["name"],
                 scorer=fields["scorer"],
                 errors=errors,
-                threshold=None if threshold is None else float(threshold),
+                columns=_columns(f"{where}.columns", item.get("columns"), problems),
+                threshold=check_threshold(f"{where}.threshold", item.get("threshold"), problems),
             )
         )
     return sources
+
+
+def _columns(where: str, value: Any, problems: Problems) -> tuple[tuple[str, str], ...]:
+    """`columns: {task: instance_id, passed: resolved}`: which table column holds what."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not value:
+        problems.add(f"{where}: expected a mapping such as {{task: instance_id, passed: resolved}}")
+        return ()
+    pairs = []
+    for what, column in value.items():
+        text = _text(f"{where}.{what}", column, problems)
+        if str(what) not in COLUMN_FIELDS:
+            problems.add(
+                f"{where}: unknown field {what!r}{did_you_mean(str(what), COLUMN_FIELDS)}; "
+                f"known: {', '.join(COLUMN_FIELDS)}"
+            )
+        elif text is None or not text.strip():
+            problems.add(f"{where}.{what}: expected a column name")
+        else:
+            pairs.append((str(what), text))
+    return tuple(pairs)
+
+
+def check_threshold(where: str, value: Any, problems: Problems) -> float | None:
+    """A finite number: scores at or above it count as passes."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        problems.add(f"{where}: expected a number, got {value!r}")
+        return None
+    return float(value)
 
 
 # An absolute http(s) URL with a plain host name (no user part, which can make a

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.run import Row, per_task_baseline, stage_times, table
+from bench.run import Row, measure_tables, per_task_baseline, stage_times, table, tables_table
 from bench.synth import write_jsonl
 
 
@@ -22,3 +22,11 @@ def test_benchmark_stages_run_on_a_tiny_input(tmp_path: Path) -> None:
     row.per_task_count = counting
     text = table([row])
     assert "| tiny (12 tasks x 5 runs x 2 models) | 120 |" in text and "**2.00x**" in text
+
+
+def test_table_benchmark_runs_on_a_tiny_input(tmp_path: Path) -> None:
+    row = measure_tables(tasks=6, runs=4, repeat=1, work=tmp_path)
+    assert row.lines == 6 * 4 * 2
+    assert set(row.loads) == {"parquet", "csv", "jsonl through DuckDB", "jsonl, Python reader"}
+    text = tables_table(row)
+    assert "| parquet |" in text and "<= 0.2x" in text

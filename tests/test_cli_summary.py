@@ -344,15 +344,15 @@ BAD_INPUTS: dict[str, Case] = {
         r"huge\.jsonl:1: line is longer than 16 MiB",
     ),
     "unknown input format": lambda d: (
-        [str(write(d / "r.jsonl", GOOD_LINE)), "--input-format", "csv"],
-        r"--input-format: invalid choice: 'csv' \(choose from .*jsonl.*inspect",
+        [str(write(d / "r.jsonl", GOOD_LINE)), "--input-format", "xlsx"],
+        r"--input-format: invalid choice: 'xlsx' \(choose from .*jsonl.*inspect",
     ),
     "unknown format in config": lambda d: (
         [
             "--config",
-            str(write(d / "reportgen.yaml", "result_sets:\n  - {path: r.csv, format: csv}\n")),
+            str(write(d / "reportgen.yaml", "result_sets:\n  - {path: r.xlsx, format: xlsx}\n")),
         ],
-        r"reportgen\.yaml: result_sets\[0\]\.format: unknown format 'csv'; known formats: ",
+        r"reportgen\.yaml: result_sets\[0\]\.format: unknown format 'xlsx'; known formats: ",
     ),
     "missing file": lambda d: (
         [str(d / "missing.jsonl")],

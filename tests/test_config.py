@@ -12,7 +12,7 @@ import pytest
 from reportgen.cli import main
 from reportgen.config import Config, load_config
 from reportgen.errors import UserError
-from reportgen.readers import Source
+from reportgen.readers import FORMATS, Source
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -161,9 +161,9 @@ def test_bad_top_level_value_is_named(project: Path, text: str, expected: str) -
             r": result_sets\[0\]: unknown key 'formt' \(did you mean 'format'\?\)",
         ),
         (
-            "result_sets:\n  - results/a.jsonl\n  - {path: x.csv, format: csv}\n",
-            r": result_sets\[1\]\.format: unknown format 'csv'; "
-            r"known formats: jsonl, yaml, tau-bench, tau2-bench, inspect",
+            "result_sets:\n  - results/a.jsonl\n  - {path: x.xlsx, format: xlsx}\n",
+            r": result_sets\[1\]\.format: unknown format 'xlsx'; "
+            r"known formats: " + re.escape(", ".join(FORMATS)),
         ),
         (
             "result_sets:\n  - {path: x.json, format: tau_bench}\n",
@@ -181,7 +181,7 @@ def test_bad_result_sets_are_named(project: Path, sets: str, expected: str) -> N
 def test_several_problems_are_reported_at_once(project: Path) -> None:
     path = write(
         project / "reportgen.yaml",
-        "titel: x\nk: 0\nconfidence: 2\nresult_sets:\n  - {path: a, format: csv}\n",
+        "titel: x\nk: 0\nconfidence: 2\nresult_sets:\n  - {path: a, format: xlsx}\n",
     )
     found = config_problems(path)
     assert len(found) == 4
@@ -278,7 +278,7 @@ def test_default_config_is_read_from_the_working_folder(
             "titel: x\nresult_sets: [results/a.jsonl]\n",
             "unknown key 'titel' (did you mean 'title'?)",
         ),
-        ("result_sets:\n  - {path: results/a.jsonl, format: csv}\n", "unknown format 'csv'"),
+        ("result_sets:\n  - {path: results/a.jsonl, format: xlsx}\n", "unknown format 'xlsx'"),
         ("result_sets: [results/missing.jsonl]\n", "missing.jsonl: no such file"),
     ],
 )

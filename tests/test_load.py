@@ -934,9 +934,9 @@ def test_undetectable_format_lists_the_known_formats(
 
 def test_unknown_format_lists_the_known_ones(tmp_path: Path) -> None:
     path = write(tmp_path, "r.jsonl", jsonl({"task": "a", "passed": True}))
-    message = single_problem(path, format="csv")
-    assert message.startswith(f"{path}: unknown format 'csv'")
-    assert "known formats: jsonl, yaml, tau-bench, tau2-bench, inspect" in message
+    message = single_problem(path, format="xlsx")
+    assert message.startswith(f"{path}: unknown format 'xlsx'")
+    assert "known formats: jsonl, yaml, tau-bench, tau2-bench, inspect, csv, parquet" in message
     assert "did you mean 'jsonl'" in single_problem(path, format="jsonn")
 
 

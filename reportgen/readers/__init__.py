@@ -27,6 +27,7 @@ from . import (
     junit,
     promptfoo,
     swe_bench,
+    table,
     tau_bench,
     terminal_bench,
     yaml_suite,
@@ -57,9 +58,12 @@ READERS: tuple[Reader, ...] = (
     harbor.READER,
     promptfoo.READER,
     junit.READER,
+    table.CSV,
+    table.PARQUET,
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
+_TABLES = (table.CSV.name, table.PARQUET.name)
 #: Bytes of a file that detection looks at.
 _HEAD_BYTES = 64 * 1024
 
@@ -126,6 +130,13 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
                 )
                 return None, []
         files = [path]
+    if source.columns and name not in _TABLES:
+        # A mapping that silently did nothing would leave the user guessing.
+        problems.add(
+            f"{path}: a column mapping (columns: or --columns) applies to tables "
+            f"({', '.join(_TABLES)}), not to {name} files"
+        )
+        return None, []
     tally = Tally(source, problems)
     before = len(problems.items)
     read = _BY_NAME[name].read

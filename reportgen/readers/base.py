@@ -42,7 +42,11 @@ class Source:
     #: apart from failures: "exclude" (the default: left out of n and counted as
     #: excluded) or "fail".
     errors: str | None = None
-    #: The score a run needs to pass, for formats that give a score (Harbor's reward).
+    #: Table columns by what they hold, e.g. (("task", "instance_id"),): `columns:`
+    #: in the config or --columns; a tuple of pairs so a Source stays hashable.
+    columns: tuple[tuple[str, str], ...] = ()
+    #: The score a run needs to pass, for formats that give a score (Harbor's
+    #: reward, a table's score column).
     threshold: float | None = None
 
     @property
@@ -71,7 +75,7 @@ _LINE_MASK = (1 << _FILE_SHIFT) - 1
 
 
 class _TaskTally:
-    __slots__ = ("category", "codes", "counts_only", "positions", "run_ids", "urls")
+    __slots__ = ("category", "codes", "counts_only", "ordered", "positions", "run_ids", "urls")
 
     def __init__(self) -> None:
         self.codes = bytearray()
@@ -83,6 +87,9 @@ class _TaskTally:
         self.urls: dict[int, str] = {}
         self.category: str | None = None
         self.counts_only: tuple[int, int, int] | None = None
+        #: With counts_only: `codes` holds the runs already in run order (a table
+        #: grouped by DuckDB); without it the task has no run-by-run record.
+        self.ordered = False
 
 
 class Tally:
@@ -205,6 +212,35 @@ class Tally:
         tally.category = category
         tally.counts_only = (successes, runs, excluded)
 
+    def add_task(
+        self,
+        where: str,
+        task: str,
+        counts: tuple[int, int, int],
+        codes: bytes,
+        *,
+        suite: str | None = None,
+        model: str | None = None,
+        category: str | None = None,
+        urls: dict[int, str] | None = None,
+    ) -> None:
+        """A task whose runs were counted and put in run order elsewhere (a table
+        grouped in DuckDB): its (successes, evaluated runs, excluded runs) and its
+        run codes, one byte per run, so the task page can still draw the runs."""
+        self.add_counts(
+            where,
+            task,
+            *counts[:2],
+            suite=suite,
+            model=model,
+            category=category,
+            excluded=counts[2],
+        )
+        tally = self._tasks(suite, model, where)[task]
+        tally.codes = bytearray(codes)
+        tally.ordered = True
+        tally.urls = urls or {}
+
     def result_sets(
         self, format_name: str, suite: str | None, model: str | None
     ) -> list[ResultSet]:
@@ -228,7 +264,17 @@ class Tally:
     def _counts(self, task_id: str, tally: _TaskTally) -> TaskCounts:
         if tally.counts_only is not None:
             successes, runs, excluded = tally.counts_only
-            return TaskCounts(task_id, successes, runs, excluded, tally.category)
+            if not tally.ordered:
+                return TaskCounts(task_id, successes, runs, excluded, tally.category)
+            return TaskCounts(
+                task_id,
+                successes,
+                runs,
+                excluded,
+                tally.category,
+                codes=bytes(tally.codes),
+                urls=dict(tally.urls),
+            )
         codes = bytes(tally.codes)
         urls = tally.urls
         if tally.run_ids is not None:
