@@ -382,7 +382,7 @@ def test_bad_baselines_exit_2_with_located_messages(
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert f"{empty}: is a directory" in _error([*base, str(empty)], capsys)
+    assert f"{empty}: the folder holds no files to read" in _error([*base, str(empty)], capsys)
 
 
 @pytest.mark.parametrize(
