@@ -41,7 +41,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .estimate import EstimateError, FloatArray
 
@@ -78,6 +77,10 @@ def fisher_p_values(
     X, the candidate's successes, is hypergeometric given both margins:
     p_lower = P(X <= c_c), p_higher = P(X >= c_c). Assumes validated counts.
     """
+    # scipy.stats is imported here, not at the top: it takes most of a second, and
+    # `reportgen estimate` reaches this module (through the history) without it.
+    from scipy import stats
+
     cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
     cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
     pooled, passed = nb + nc, cb + cc
@@ -93,6 +96,8 @@ def fisher_smallest_p_values(
     candidate_runs: Sequence[int] | np.ndarray,
 ) -> tuple[FloatArray, FloatArray]:
     """The smallest p-values (lower, higher) the margins allow: the tails at the support's ends."""
+    from scipy import stats  # not at the top: see fisher_p_values
+
     cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
     cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
     pooled, passed = nb + nc, cb + cc
@@ -111,6 +116,8 @@ def boschloo_p_values(
     candidate_runs: Sequence[int] | np.ndarray,
 ) -> tuple[FloatArray, FloatArray]:
     """One-sided Boschloo p-values (lower, higher), one scipy call per task and side."""
+    from scipy import stats  # not at the top: see fisher_p_values
+
     lower, higher = [], []
     for cb, nb, cc, nc in zip(
         baseline_successes, baseline_runs, candidate_successes, candidate_runs, strict=True
