@@ -18,8 +18,15 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from . import __version__
-from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
-from .errors import UserError, os_reason
+from .config import (
+    CONFIG_NAME,
+    MAX_K,
+    Config,
+    check_task_pages,
+    confidence_extreme,
+    load_config,
+)
+from .errors import Problems, UserError, os_reason
 from .readers import FORMATS, Source, formats_text, load_sources
 from .readers.base import ERROR_CHOICES, MAX_COUNT, did_you_mean, unprintable
 from .readers.table import FIELDS as COLUMN_FIELDS
@@ -215,6 +222,12 @@ def _config_for(args: argparse.Namespace) -> Config:
         config.k = _whole_number("-k", args.k, 1, MAX_K)
     if args.confidence is not None:
         config.confidence = _confidence(args.confidence)
+    if getattr(args, "task_pages", None) is not None:
+        problems = Problems()
+        pages = check_task_pages("--task-pages", args.task_pages, problems)
+        problems.raise_if_any()
+        assert pages is not None
+        config.task_pages = pages
     flags = ("title", "description", "base_url", "base_path", "label")
     for flag in (*flags, "output", "templates", "content", "history"):
         value = getattr(args, flag, None)
@@ -605,6 +618,12 @@ def _build_command(commands: Commands) -> None:
         "--force", action="store_true", help="replace an output folder reportgen did not write"
     )
     parser.add_argument(
+        "--task-pages",
+        metavar="WHICH",
+        help="which tasks get a page of their own: all (default, up to 20,000 pages), flaky "
+        "(neither always passing nor always failing), worst:N (the N least reliable) or none",
+    )
+    parser.add_argument(
         "--history",
         type=Path,
         metavar="FILE",
@@ -635,6 +654,12 @@ def _serve_command(commands: Commands) -> None:
     parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
     parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
     parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    parser.add_argument(
+        "--task-pages",
+        metavar="WHICH",
+        help="which tasks get a page of their own: all (default, up to 20,000 pages), flaky "
+        "(neither always passing nor always failing), worst:N (the N least reliable) or none",
+    )
     parser.set_defaults(handler=_run_serve)
 
 
