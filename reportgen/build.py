@@ -143,7 +143,12 @@ def build(
     check_output(config.output, force, _inputs(config))
     base_path, base_url = site_urls(config)
     theme = Theme.from_folders(config.templates, config.content)
-    options = SiteOptions(base_path=base_path, base_url=base_url, build_date=build_date())
+    options = SiteOptions(
+        base_path=base_path,
+        base_url=base_url,
+        build_date=build_date(),
+        task_pages=config.task_pages,
+    )
     cache = Cache(config.output) if use_cache else None
 
     progress.update("hashing inputs")
@@ -319,7 +324,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
 
     renderer = Renderer(report, charts, job.theme, job.options, reusable)
     files = renderer.pages()
-    total_pages = page_count(report, job.theme)
+    total_pages = page_count(report, job.theme, job.options.task_pages)
     try:
         written, size = write_site(
             config.output,

@@ -18,8 +18,15 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from . import __version__
-from .config import CONFIG_NAME, MAX_K, Config, confidence_extreme, load_config
-from .errors import UserError, os_reason
+from .config import (
+    CONFIG_NAME,
+    MAX_K,
+    Config,
+    check_task_pages,
+    confidence_extreme,
+    load_config,
+)
+from .errors import Problems, UserError, os_reason
 from .readers import FORMATS, Source, formats_text, load_sources
 from .readers.base import ERROR_CHOICES, MAX_COUNT, did_you_mean, unprintable
 from .readers.table import FIELDS as COLUMN_FIELDS
@@ -215,6 +222,12 @@ def _config_for(args: argparse.Namespace) -> Config:
         config.k = _whole_number("-k", args.k, 1, MAX_K)
     if args.confidence is not None:
         config.confidence = _confidence(args.confidence)
+    if getattr(args, "task_pages", None) is not None:
+        problems = Problems()
+        pages = check_task_pages("--task-pages", args.task_pages, problems)
+        problems.raise_if_any()
+        assert pages is not None
+        config.task_pages = pages
     flags = ("title", "description", "base_url", "base_path", "label")
     for flag in (*flags, "output", "templates", "content", "history"):
         value = getattr(args, flag, None)
@@ -487,6 +500,58 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _run_sql(args: argparse.Namespace, out: TextIO) -> int:
+    from .sql import counts_query
+
+    columns = dict(_columns_flag(args.columns)) if args.columns is not None else {}
+    for field in ("successes", "runs", "excluded"):
+        if field in columns:
+            raise UserError(
+                f"--columns: {field} is what the query writes; map the runs table's "
+                "task, passed, suite, model and category"
+            )
+    out.write(counts_query(args.dialect, args.table, columns))
+    return EXIT_OK
+
+
+def _sql_command(commands: Commands) -> None:
+    """`reportgen sql` and its arguments."""
+    from .sql import DIALECTS
+
+    parser = commands.add_parser(
+        "sql",
+        help="print the SQL that turns a warehouse table of runs into per-task counts",
+        description="Print one GROUP BY query that turns a table of runs (one row per run) "
+        "into the per-task counts `reportgen build` reads: task, successes, runs, excluded, "
+        "and suite, model, category when mapped. Run it where the data lives, save the "
+        "result as Parquet or CSV, and build from that file. A passed value of true or 1 "
+        "passes, false or 0 fails, null is an excluded run; any other value is counted in "
+        "the column 'unreadable', which the build refuses when not zero.",
+        epilog="examples:\n  reportgen sql --dialect bigquery --table proj.evals.runs "
+        "--columns task=task_id,passed=resolved,model=model\n"
+        "  reportgen sql --dialect duckdb --table runs.parquet > counts.sql\n"
+        "  duckdb -c \"COPY ($(cat counts.sql)) TO 'counts.parquet'\"\n"
+        "  reportgen build counts.parquet",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--dialect", required=True, choices=DIALECTS, help="SQL dialect")
+    parser.add_argument(
+        "--table",
+        required=True,
+        metavar="T",
+        help="the table of runs (dots separate schema or project parts); for duckdb, "
+        "also a file such as runs.parquet",
+    )
+    parser.add_argument(
+        "--columns",
+        metavar="FIELD=COLUMN,...",
+        help="which column holds what, as for build: task and passed (default: columns of "
+        "those names), suite, model and category (left out unless given); run and url are "
+        "accepted and not needed",
+    )
+    parser.set_defaults(handler=_run_sql)
+
+
 def _estimate_command(commands: Commands) -> None:
     """`reportgen estimate` and its arguments."""
     parser = commands.add_parser(
@@ -553,6 +618,12 @@ def _build_command(commands: Commands) -> None:
         "--force", action="store_true", help="replace an output folder reportgen did not write"
     )
     parser.add_argument(
+        "--task-pages",
+        metavar="WHICH",
+        help="which tasks get a page of their own: all (default, up to 20,000 pages), flaky "
+        "(neither always passing nor always failing), worst:N (the N least reliable) or none",
+    )
+    parser.add_argument(
         "--history",
         type=Path,
         metavar="FILE",
@@ -583,6 +654,12 @@ def _serve_command(commands: Commands) -> None:
     parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
     parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
     parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    parser.add_argument(
+        "--task-pages",
+        metavar="WHICH",
+        help="which tasks get a page of their own: all (default, up to 20,000 pages), flaky "
+        "(neither always passing nor always failing), worst:N (the N least reliable) or none",
+    )
     parser.set_defaults(handler=_run_serve)
 
 
@@ -722,6 +799,7 @@ def build_parser() -> argparse.ArgumentParser:
     _check_command(commands)
     _compare_command(commands)
     _plan_command(commands)
+    _sql_command(commands)
     _formats_command(commands)
     return parser
 

@@ -43,6 +43,8 @@ class Config:
     #: This build's label in the history (default: the commit, else a counter).
     label: str | None = None
     result_sets: list[Source] = field(default_factory=list)
+    #: Which tasks get a page: ("all", 0), ("flaky", 0), ("worst", N) or ("none", 0).
+    task_pages: tuple[str, int] = ("all", 0)
     #: Where the config came from (None when built from files on the command line).
     path: Path | None = None
 
@@ -163,6 +165,10 @@ def load_config(path: Path) -> Config:
                 setattr(config, key, Path(os.path.normpath(base / text)))
         elif key == "result_sets":
             config.result_sets = _result_sets(name, value, base, problems)
+        elif key == "task_pages":
+            pages = check_task_pages(where, value, problems)
+            if pages is not None:
+                config.task_pages = pages
     if "result_sets" not in doc:
         problems.add(f"{name}: result_sets: missing; list the result files to report")
     problems.raise_if_any()
@@ -235,6 +241,33 @@ def _columns(where: str, value: Any, problems: Problems) -> tuple[tuple[str, str
         else:
             pairs.append((str(what), text))
     return tuple(pairs)
+
+
+TASK_PAGE_CHOICES = ("all", "flaky", "none")
+_TASK_PAGES_HELP = "all, flaky, none or worst: N (N a whole number of at least 1)"
+
+
+def check_task_pages(where: str, value: Any, problems: Problems) -> tuple[str, int] | None:
+    """`task_pages: all | flaky | none | {worst: N}` (on the command line, worst:N)."""
+    if isinstance(value, str):
+        text = value.strip()
+        mode, sep, number = text.partition(":")
+        if not sep:
+            mode, sep, number = text.partition("=")
+        if sep and mode.strip() == "worst":
+            value = {"worst": number.strip()}
+        elif text in TASK_PAGE_CHOICES:
+            return text, 0
+    if isinstance(value, dict) and list(value) == ["worst"]:
+        n = value["worst"]
+        if isinstance(n, str) and n.isdigit():
+            n = int(n)
+        if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
+            return "worst", n
+        problems.add(f"{where}: worst: expected a whole number of at least 1, got {n!r}")
+        return None
+    problems.add(f"{where}: expected {_TASK_PAGES_HELP}, got {value!r}")
+    return None
 
 
 def check_threshold(where: str, value: Any, problems: Problems) -> float | None:

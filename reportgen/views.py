@@ -8,7 +8,7 @@ The statistics modules know nothing of JSON; these functions read their results.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .history import HISTORY_FILE, SiteHistory, TrendPoint
@@ -350,13 +350,15 @@ def summary_json(report: Report) -> Json:
     }
 
 
-def report_json(report: Report) -> Json:
-    """report.json at the site root: the summary plus pages and curves."""
+def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None = None) -> Json:
+    """report.json at the site root: the summary plus pages and curves. A task has a
+    page unless `with_pages` (by set id) leaves it out; then its page is null."""
     sets = []
     for s in report.sets:
         body = summary_set_json(s)
+        made = None if with_pages is None else with_pages[s.id]
         for i, task in enumerate(body["tasks"]):
-            task["page"] = s.task_page(i)
+            task["page"] = s.task_page(i) if made is None or i in made else None
         sets.append(
             {
                 "id": s.id,

@@ -61,6 +61,7 @@ def _site_stack(modules: set[str]) -> list[str]:
         ("estimate", "--successes", "16", "--runs", "20", "-k", "3"),
         ("estimate", "--suite", "16/20", "3/5", "10/10", "-k", "2", "--format", "json"),
         ("plan", "--target-halfwidth", "0.05"),
+        ("sql", "--dialect", "bigquery", "--table", "p.d.runs", "--columns", "model=model"),
         ("summary", str(EXAMPLE_RESULTS / "agent-alpha.jsonl")),
         (
             "compare",

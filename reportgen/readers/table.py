@@ -64,6 +64,8 @@ FIELDS = tuple(ALIASES)
 SCORE = "score"
 #: Cell values (after trimming, any case) that mean "not evaluated", like null in JSONL.
 NULL_WORDS = ("", "null", "none", "na", "nan")
+#: The counts column `reportgen sql` adds: runs whose passed value it could not read.
+UNREADABLE = "unreadable"
 #: The row number's column name inside DuckDB (unlikely to be a column of the file).
 ROW = "__reportgen_row"
 #: Located examples given per kind of problem; the rest are counted.
@@ -474,8 +476,11 @@ def _duplicate_runs(
 def _read_counts(
     con: duckdb.DuckDBPyConnection, cols: _Columns, source: Source, tally: Tally, where: str
 ) -> None:
+    unreadable = [name for name in cols.types if name.lower() == UNREADABLE]
+    raw_unreadable = _ident(unreadable[0]) if len(unreadable) == 1 else "0"
     con.execute(
         f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
+            {raw_unreadable} AS raw_unreadable,
             {_text(cols, "task", integers=True)} AS task,
             {_count_value(cols, "successes")} AS successes,
             {_count_value(cols, "runs")} AS runs,
@@ -517,6 +522,19 @@ def _read_counts(
             )
         )
     checks.extend(_text_checks(cols, ("suite", "model", "category")))
+    if len(unreadable) == 1:
+        # Written by `reportgen sql`: runs whose passed value the query could not read.
+        checks.append(
+            _Check(
+                "coalesce(TRY_CAST(raw_unreadable AS DOUBLE), 1) <> 0",
+                "raw_unreadable",
+                _say(
+                    f"column {_braced(unreadable[0])}: {{0}} runs of this task have a passed "
+                    "value that is not true, false, 1, 0 or empty; fix them in the table "
+                    "and run the query again"
+                ),
+            )
+        )
     if not _run_checks(con, checks, tally, where):
         return
     successes, runs = cols.names["successes"], cols.names["runs"]

@@ -172,12 +172,55 @@ class _MemoryBytecode(jinja2.BytecodeCache):
 _COMPILED = _MemoryBytecode()
 
 
+#: Which tasks get a page of their own: ("all", 0), ("flaky", 0), ("worst", N), ("none", 0).
+TaskPages = tuple[str, int]
+#: task_pages: all makes at most this many task pages; beyond it the build asks
+#: for flaky, worst: N or none (a site of 100,000 pages is slow to write and to use).
+MAX_TASK_PAGES = 20_000
+#: A set page's task table shows at most this many rows (the least reliable);
+#: tasks.csv and report.json keep every task.
+TABLE_ROWS = 500
+
+
 @dataclass(frozen=True)
 class SiteOptions:
     base_path: str = "/"
     base_url: str | None = None
     #: A build date to print, from SOURCE_DATE_EPOCH; None keeps pages date-free.
     build_date: str | None = None
+    task_pages: TaskPages = ("all", 0)
+
+
+def task_pages_text(setting: TaskPages) -> str:
+    mode, n = setting
+    return f"worst: {n}" if mode == "worst" else mode
+
+
+def tasks_with_pages(s: SetReport, setting: TaskPages) -> frozenset[int]:
+    """The indices of the set's tasks that get a page under the task_pages setting."""
+    mode, n = setting
+    if mode == "none":
+        return frozenset()
+    if mode == "flaky":
+        # Neither always passing nor always failing.
+        return frozenset(i for i, t in enumerate(s.tasks) if 0 < t.successes < t.runs)
+    if mode == "worst":
+        return frozenset(s.order_least_reliable()[:n])
+    return frozenset(range(len(s.tasks)))
+
+
+def pages_by_set(report: Report, setting: TaskPages) -> dict[str, frozenset[int]]:
+    """tasks_with_pages for every set; refuses task_pages: all beyond MAX_TASK_PAGES."""
+    chosen = {s.id: tasks_with_pages(s, setting) for s in report.sets}
+    total = sum(len(pages) for pages in chosen.values())
+    if setting[0] == "all" and total > MAX_TASK_PAGES:
+        raise UserError(
+            f"task_pages: all would make {total:,} task pages, more than {MAX_TASK_PAGES:,}; "
+            "set task_pages: flaky, worst: N or none in the config (or --task-pages "
+            "flaky, worst:N or none); the set pages, tasks.csv and report.json still list "
+            "every task"
+        )
+    return chosen
 
 
 def site_settings(report: Report) -> dict[str, Any]:
@@ -267,6 +310,8 @@ class Renderer:
             ),
             {"title": "Calculator", "href": CALCULATOR_PAGE},
         ]
+        #: Which tasks of each set have a page (task_pages): links go only to these.
+        self.with_pages = pages_by_set(report, options.task_pages)
         self.site_key = self._site_key()
         trends = report.history.trends if report.history is not None else {}
         self.set_keys = {
@@ -406,7 +451,7 @@ class Renderer:
                 "compare.html",
                 c.page,
                 c=c,
-                rows=comparison_table_rows(c),
+                rows=comparison_table_rows(c, self.with_pages),
                 charts=self.charts.by_comparison[c.id],
             )
         if report.history is not None:
@@ -420,7 +465,7 @@ class Renderer:
                     points=report.history.trends[s.id],
                     charts=self.charts.by_trend[s.id],
                 )
-        yield "report.json", _json_bytes(report_json(report))
+        yield "report.json", _json_bytes(report_json(report, self.with_pages))
         yield (
             "report.schema.json",
             (Path(__file__).resolve().parent.parent / "report.schema.json").read_bytes(),
@@ -436,11 +481,15 @@ class Renderer:
         order = s.order_least_reliable()
         views = [task_view(s.estimates.tasks, i) for i in range(len(s.tasks))]
         snip = snippets(self.report, s, self.options.base_url)
+        pages = self.with_pages[s.id]
         yield self._kept("set.html", s.page, self.set_keys[s.id]) or self._page(
             "set.html",
             s.page,
             s=s,
-            task_rows=task_table_rows(s, order),
+            task_rows=task_table_rows(s, order[:TABLE_ROWS], pages),
+            table_rows=TABLE_ROWS,
+            task_pages=len(pages),
+            task_pages_setting=task_pages_text(self.options.task_pages),
             charts=charts,
             snippets=snip,
             calculator=suite_link(s, s.estimates.k, s.estimates.confidence),
@@ -450,7 +499,7 @@ class Renderer:
         yield f"badges/{s.id}.svg", badge_svg(s)
         yield f"badges/{s.id}.md", snippets_markdown(self.report, s, self.options.base_url)
         rank = {i: position + 1 for position, i in enumerate(order)}
-        yield from self._task_pages(s, views, rank)
+        yield from self._task_pages(s, views, rank, pages)
 
     def task_page(
         self, s: SetReport, views: list[TaskExample], rank: dict[int, int], i: int
@@ -468,7 +517,11 @@ class Renderer:
         )
 
     def _task_pages(
-        self, s: SetReport, views: list[TaskExample], rank: dict[int, int]
+        self,
+        s: SetReport,
+        views: list[TaskExample],
+        rank: dict[int, int],
+        pages: frozenset[int],
     ) -> Iterator[tuple[str, bytes | Path]]:
         """Task pages in task order; many of them are rendered by forked workers.
 
@@ -479,7 +532,7 @@ class Renderer:
         serial build, byte for byte.
         """
         todo: list[int] = []
-        for i in range(len(s.tasks)):
+        for i in sorted(pages):
             kept = self._kept("task.html", s.task_page(i), self.set_keys[s.id])
             if kept is not None:
                 yield kept
@@ -505,10 +558,10 @@ class Renderer:
                 for chunk in itertools.islice(queue, 2 * workers):
                     pending.append(pool.submit(_render_chunk, chunk))
                 while pending:
-                    pages = pending.popleft().result()
+                    done = pending.popleft().result()
                     for chunk in itertools.islice(queue, 1):
                         pending.append(pool.submit(_render_chunk, chunk))
-                    yield from pages
+                    yield from done
         finally:
             _WORK = None
 
@@ -531,7 +584,7 @@ def _bar(low: float, estimate: float, high: float, label: str) -> str:
     )
 
 
-def task_table_rows(s: SetReport, order: list[int]) -> Markup:
+def task_table_rows(s: SetReport, order: list[int], pages: Collection[int] | None = None) -> Markup:
     """The rows of a result set's task table, built here, not in a template loop.
 
     A suite of ten thousand tasks makes a ten-thousand-row table; as an f-string
@@ -549,8 +602,13 @@ def task_table_rows(s: SetReport, order: list[int]) -> Markup:
         )
         plugin = _interval(est.plugin_low[i], est.plugin_high[i])
         label = f"pass^{k} {fixed(est.plugin[i])} {plugin}"
+        name = (
+            f'<a href="tasks/{s.task_slugs[i]}.html">{escape(task.id)}</a>'
+            if pages is None or i in pages
+            else escape(task.id)
+        )
         rows.append(
-            f'<tr><th scope="row"><a href="tasks/{s.task_slugs[i]}.html">{escape(task.id)}</a>'
+            f'<tr><th scope="row">{name}'
             f'</th>\n<td class="num">{task.successes}/{task.runs}{excluded}</td>\n'
             f'<td class="num">{fixed(est.pass_rate[i])} '
             f"{_interval(est.pass_rate_low[i], est.pass_rate_high[i])}</td>\n"
@@ -563,13 +621,19 @@ def task_table_rows(s: SetReport, order: list[int]) -> Markup:
     return Markup("".join(rows))
 
 
-def comparison_table_rows(c: ComparisonReport) -> Markup:
-    """Shared tasks, biggest regressions first, linking to both task pages."""
+def _side(href: str | None, label: str) -> str:
+    return f'<a href="../{href}">{label}</a>' if href is not None else label
+
+
+def comparison_table_rows(
+    c: ComparisonReport, with_pages: Mapping[str, Collection[int]] | None = None
+) -> Markup:
+    """Shared tasks, biggest regressions first, linking to both task pages (those made)."""
     rows = []
-    for row in _comparison_rows(c):
+    for row in _comparison_rows(c, with_pages):
         rows.append(
             f'<tr><th scope="row">{escape(row["id"])} <span class="meta">'
-            f'(<a href="../{row["href_a"]}">A</a>, <a href="../{row["href_b"]}">B</a>)</span></th>'
+            f"({_side(row['href_a'], 'A')}, {_side(row['href_b'], 'B')})</span></th>"
             f'<td class="num">{row["a"]}</td><td class="num">{row["b"]}</td>'
             f'<td class="num">{fixed(row["plugin"])}</td>'
             f'<td class="num">{fixed(row["unbiased"])}</td>'
@@ -578,11 +642,21 @@ def comparison_table_rows(c: ComparisonReport) -> Markup:
     return Markup("".join(rows))
 
 
-def _comparison_rows(c: ComparisonReport) -> list[dict[str, Any]]:
-    """Shared tasks, biggest regressions (A - B most negative) first, with both pages."""
+def _comparison_rows(
+    c: ComparisonReport, with_pages: Mapping[str, Collection[int]] | None = None
+) -> list[dict[str, Any]]:
+    """Shared tasks, biggest regressions (A - B most negative) first, with both pages
+    (None for a task that has no page)."""
     cmp = c.comparison
-    page_a = {t.id: c.a.task_page(i) for i, t in enumerate(c.a.tasks)}
-    page_b = {t.id: c.b.task_page(i) for i, t in enumerate(c.b.tasks)}
+
+    def pages(s: SetReport) -> dict[str, str | None]:
+        made = None if with_pages is None else with_pages[s.id]
+        return {
+            t.id: s.task_page(i) if made is None or i in made else None
+            for i, t in enumerate(s.tasks)
+        }
+
+    page_a, page_b = pages(c.a), pages(c.b)
     rows = []
     for i in cmp.ranked:
         task_id = cmp.shared[i]
@@ -684,9 +758,9 @@ def _csv_bytes(rows: list[list[Any]]) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
-def page_count(report: Report, theme: Theme) -> int:
+def page_count(report: Report, theme: Theme, task_pages: TaskPages = ("all", 0)) -> int:
     """How many HTML pages render_site yields for this report (for progress messages)."""
-    per_set = sum(1 + len(s.tasks) for s in report.sets)
+    per_set = sum(1 + len(tasks_with_pages(s, task_pages)) for s in report.sets)
     trends = len(report.sets) if report.history is not None else 0
     # index.html, 404.html and calculator.html, the content pages, sets and tasks,
     # comparisons, trends

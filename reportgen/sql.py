@@ -1,0 +1,138 @@
+"""The SQL that turns a warehouse table of runs into the counts `reportgen build` reads.
+
+One row per run goes in (a task id, a passed value, optionally suite, model and
+category); one row per task comes out, with the columns of the counts format:
+task, successes, runs (evaluated runs), excluded (runs whose passed is null),
+and suite, model, category when they are mapped. The query runs on the engine
+that already holds the data; only the counts leave it.
+
+A passed value is read as text, so the same query works whether the column is a
+boolean, a 0/1 integer or a string: 'true' and '1' pass, 'false' and '0' fail,
+null (or an empty, 'null', 'none', 'na' or 'nan' string, as the table reader
+reads them) is an excluded run. Any other value is counted in an extra column,
+`unreadable`, which the counts reader refuses when it is not zero, so nothing is
+dropped in silence.
+
+Pure text generation: nothing here connects to anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import UserError
+from .readers.base import unprintable
+
+DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
+#: Fields the query uses; run and url are accepted (build's --columns takes them)
+#: but the counts need neither.
+IDENTITY = ("suite", "model", "task")
+USED = ("task", "passed", "suite", "model", "category")
+IGNORED = ("run", "url")
+#: Text a passed value may hold, after lower(trim(...)).
+PASS_WORDS = ("true", "1")
+FAIL_WORDS = ("false", "0")
+NULL_WORDS = ("", "null", "none", "na", "nan")
+#: Suffixes that make DuckDB's --table a file it reads directly.
+FILE_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class _Dialect:
+    quote: str  # the identifier quote character
+    text: str  # the string type to cast passed to
+    count_if: str  # "count_if", "COUNTIF", or "" for SUM(CASE ...)
+
+
+_DIALECTS = {
+    "duckdb": _Dialect('"', "VARCHAR", "count_if"),
+    "spark": _Dialect("`", "STRING", "count_if"),
+    "bigquery": _Dialect("`", "STRING", "COUNTIF"),
+    "postgres": _Dialect('"', "TEXT", ""),
+}
+
+
+def quote(dialect: str, name: str, what: str) -> str:
+    """One identifier quoted for the dialect; `what` names it in an error."""
+    if not name:
+        raise UserError(f"{what}: the name is empty")
+    problem = unprintable(name)
+    if problem is not None:
+        raise UserError(f"{what}: {name!r} {problem}")
+    q = _DIALECTS[dialect].quote
+    if dialect == "bigquery" and ("`" in name or "\\" in name):
+        # BigQuery escapes inside quoted names with backslashes, a second language
+        # to get right; names holding these are refused instead.
+        raise UserError(f"{what}: {name!r}: BigQuery names cannot hold ` or \\ here")
+    return q + name.replace(q, q + q) + q
+
+
+def table_ref(dialect: str, table: str) -> str:
+    """The table: dotted parts quoted one by one (project.dataset.table, schema.table);
+    for DuckDB a file path (a known suffix or a slash) is read as a file."""
+    if not table.strip():
+        raise UserError("--table: the name is empty")
+    if dialect == "duckdb" and ("/" in table or table.lower().endswith(FILE_SUFFIXES)):
+        problem = unprintable(table)
+        if problem is not None:
+            raise UserError(f"--table: {table!r} {problem}")
+        return "'" + table.replace("'", "''") + "'"
+    return ".".join(quote(dialect, part, "--table") for part in table.split("."))
+
+
+def counts_query(dialect: str, table: str, columns: dict[str, str]) -> str:
+    """The GROUP BY query, as text ending in a newline. `columns` maps fields (task,
+    passed, suite, model, category, run, url) to the table's column names; task and
+    passed default to their own names."""
+    if dialect not in _DIALECTS:
+        raise UserError(f"--dialect: {dialect!r} is not one of {', '.join(DIALECTS)}")
+    spec = _DIALECTS[dialect]
+    names = {"task": "task", "passed": "passed", **columns}
+    col = {
+        field: quote(dialect, names[field], f"--columns {field}")
+        for field in USED
+        if field in names
+    }
+    for field in IGNORED:
+        if field in names:
+            quote(dialect, names[field], f"--columns {field}")  # checked all the same
+
+    def alias(field: str) -> str:
+        return quote(dialect, field, "alias")
+
+    value = f"lower(trim(CAST({col['passed']} AS {spec.text})))"
+
+    def words(items: tuple[str, ...]) -> str:
+        return ", ".join("'" + w + "'" for w in items)
+
+    conditions = {
+        # "IS NOT NULL AND": a condition that is null for every row of a task would
+        # make count_if null rather than 0 in DuckDB.
+        "successes": f"{col['passed']} IS NOT NULL AND {value} IN ({words(PASS_WORDS)})",
+        "runs": f"{col['passed']} IS NOT NULL AND {value} IN ({words(PASS_WORDS + FAIL_WORDS)})",
+        "excluded": f"{col['passed']} IS NULL OR {value} IN ({words(NULL_WORDS)})",
+        "unreadable": f"{col['passed']} IS NOT NULL AND {value} NOT IN "
+        f"({words(PASS_WORDS + FAIL_WORDS + NULL_WORDS)})",
+    }
+
+    def count(condition: str) -> str:
+        if spec.count_if:
+            return f"{spec.count_if}({condition})"
+        return f"SUM(CASE WHEN {condition} THEN 1 ELSE 0 END)"
+
+    keys = [field for field in IDENTITY if field in col]
+    select = [f"  {col[field]} AS {alias(field)}" for field in keys]
+    if "category" in col:
+        # One category per task: the largest, should the runs disagree.
+        select.append(f"  MAX({col['category']}) AS {alias('category')}")
+    select += [f"  {count(c)} AS {alias(name)}" for name, c in conditions.items()]
+    group = ", ".join(col[field] for field in keys)
+    lines = [
+        f"-- Per-task counts for reportgen build ({dialect}); save the result as Parquet or CSV.",
+        "SELECT",
+        ",\n".join(select),
+        f"FROM {table_ref(dialect, table)}",
+        f"GROUP BY {group}",
+        f"ORDER BY {group}",
+    ]
+    return "\n".join(lines) + "\n"
