@@ -152,3 +152,19 @@ def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
     assert beta_pages > 0 and comparisons == 1
     redone = first.pages - _kept_pages(after_run.reused)
     assert redone == beta_pages + 1 + comparisons  # and the overview
+
+
+def test_a_template_that_cannot_be_followed_is_always_rendered(project: Path) -> None:
+    # An include that is never reached and does not exist renders fine but cannot be
+    # hashed: the pages using it must be rendered every time, not kept.
+    config_path = project / "reportgen.yaml"
+    task = project / "templates" / "task.html"
+    base = task.read_text().replace(
+        "{% block main %}", '{% block main %}{% if false %}{% include "gone.html" %}{% endif %}', 1
+    )
+    task.write_text(base.replace("{% block main %}", "{% block main %}<p>first</p>", 1))
+    build(load_config(config_path))
+    task.write_text(base.replace("{% block main %}", "{% block main %}<p>second</p>", 1))
+    build(load_config(config_path))
+    pages = list((project / "site").glob("sets/*/tasks/*.html"))
+    assert pages and all("<p>second</p>" in p.read_text() for p in pages)

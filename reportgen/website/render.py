@@ -289,7 +289,7 @@ class Renderer:
         self.keys: dict[str, str] = {}
         #: How many pages of the previous build were kept.
         self.kept = 0
-        self._closures: dict[str, str] = {}
+        self._closures: dict[str, str | None] = {}
         self.site = site_settings(report)
         # Content pages are read up front: their titles make the navigation, which
         # is the same on every page. They are rendered only when not kept.
@@ -370,11 +370,10 @@ class Renderer:
             ),
         )
 
-    def _template_key(self, name: str) -> str:
+    def _template_key(self, name: str) -> str | None:
         """A hash of a template and every template it extends, includes or imports."""
-        known = self._closures.get(name)
-        if known is not None:
-            return known
+        if name in self._closures:
+            return self._closures[name]
         seen: dict[str, str] = {}
         todo = [name]
         while todo:
@@ -385,8 +384,11 @@ class Renderer:
                 source = self.env.loader.get_source(self.env, current)[0]  # type: ignore[union-attr]
                 referenced = list(jinja2.meta.find_referenced_templates(self.env.parse(source)))
             except jinja2.TemplateError:
-                # Rendering reports the error with its location; never reuse such a page.
-                return _digest("unreadable", name, len(self.keys))
+                # A template that cannot be read here (a syntax error, which rendering
+                # reports with its place, or an include that is never reached and does
+                # not exist): its pages are always rendered, never kept.
+                self._closures[name] = None
+                return None
             seen[current] = source
             if any(ref is None for ref in referenced):
                 # A template named at run time: depend on every template there is.
@@ -397,7 +399,10 @@ class Renderer:
 
     def _kept(self, template: str, path: str, *data: Any) -> tuple[str, Path] | None:
         """Records the page's key; returns the previous build's file if it may be kept."""
-        key = _digest(self._template_key(template), path, *data)
+        template_key = self._template_key(template)
+        if template_key is None:
+            return None
+        key = _digest(template_key, path, *data)
         self.keys[path] = key
         previous = self.reusable.get(path)
         if previous is not None and previous[0] == key:
