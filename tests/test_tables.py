@@ -682,7 +682,7 @@ _VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from(["", " ", "x", "1", "Ab"])
 )
 _RECORD = st.fixed_dictionaries(
-    {"task": st.sampled_from(["t1", "t2", " t3", 4])},
+    {"task": st.sampled_from(["t1", "t2", " t3", 4, -7, 10**19, 2.0, 'q"\\', "é\u0301"])},
     optional={
         "passed": st.one_of(st.booleans(), st.none(), st.sampled_from([0, 1, 2, 1.0, "yes"])),
         "task_id": st.sampled_from(["t1", 5, None]),
@@ -700,13 +700,15 @@ _RECORD = st.fixed_dictionaries(
 #: task are not guaranteed: a repeat sends the file back to the Python reader).
 _CLEAN = st.fixed_dictionaries(
     {
-        "task": st.sampled_from(["t1", "t2", "t 3", 4]),
+        # Escapes, accents, emoji and negative numbers: DuckDB hands back JSON text,
+        # which the reader takes apart itself.
+        "task": st.sampled_from(["t1", "t2", "t 3", 4, -4, 'a"b', "c\\d", "é👩‍👧", "x\u00e9"]),
         "passed": st.one_of(st.booleans(), st.none(), st.sampled_from([0, 1])),
     },
     optional={
-        "suite": st.sampled_from(["s", "u"]),
+        "suite": st.sampled_from(["s", "u", 's/"t"']),
         "model": st.sampled_from(["m", "n"]),
-        "run": st.one_of(st.integers(0, 30), st.sampled_from(["r1", "r2", "10"])),
+        "run": st.one_of(st.integers(-3, 30), st.sampled_from(["r1", "r2", "10", "1", 'r"'])),
         "category": st.sampled_from(["easy", "hard"]),
         "url": st.sampled_from(["https://x.test/a", "HTTP://x.test/b"]),
         "other": _VALUES,
@@ -760,6 +762,36 @@ def test_jsonl_through_duckdb_reads_exactly_as_the_python_reader(
     finally:
         jsonl.DUCKDB_MIN_BYTES = saved
     assert fast == slow
+
+
+def test_jsonl_through_duckdb_takes_escapes_and_numbers_to_the_end(tmp_path: Path) -> None:
+    """Values DuckDB hands back as JSON text with quotes, escapes or signs: the DuckDB
+    path reads them itself (it does not hand the file back) and agrees with Python."""
+    from reportgen.errors import Problems
+    from reportgen.readers import jsonl
+    from reportgen.readers.base import Tally
+    from reportgen.readers.table import read_jsonl_through_duckdb
+
+    tasks = ['a"b', "c\\d", "é👩‍👧", -4, 12, "x/y"]
+    runs = [-1, 0, 7, "1", 'r"', "é"]
+    lines = []
+    for number, task in enumerate(tasks):
+        for index, run in enumerate(runs):
+            record = {"task": task, "run": run, "passed": (number + index) % 3 == 0}
+            lines.append(json.dumps(record, ensure_ascii=number % 2 == 0))
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tally = Tally(Source(path), Problems())
+    assert read_jsonl_through_duckdb(Source(path), tally, 1 << 20)
+    (rs,) = tally.result_sets("jsonl", None, None)
+    assert [t.id for t in rs.tasks] == [str(t) for t in tasks]
+    slow = _jsonl_result(path)
+    saved = jsonl.DUCKDB_MIN_BYTES
+    jsonl.DUCKDB_MIN_BYTES = 0
+    try:
+        assert _jsonl_result(path) == slow
+    finally:
+        jsonl.DUCKDB_MIN_BYTES = saved
 
 
 def test_jsonl_through_duckdb_takes_clean_files_and_hands_back_the_rest(tmp_path: Path) -> None:
