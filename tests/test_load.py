@@ -140,6 +140,19 @@ def test_jsonl_integer_task_ids_become_text(tmp_path: Path) -> None:
     assert counts(only_set(path)) == {"7": (1, 2, 0)}
 
 
+def test_jsonl_task_null_falls_back_to_task_id_whatever_passed_holds(tmp_path: Path) -> None:
+    # A record with true/false/null takes the reader's short path, one with 1/0 or an
+    # extra oddity its careful path: both must read "task": null the same way.
+    records = [
+        {"task": None, "task_id": "x", "passed": True},
+        {"task": None, "task_id": "x", "passed": 0},
+        {"task": None, "task_id": "x", "passed": None},
+        {"task": None, "task_id": "x", "passed": 1, "suite": None},
+    ]
+    path = write(tmp_path, "r.jsonl", jsonl(*records))
+    assert counts(only_set(path)) == {"x": (2, 3, 1)}
+
+
 def test_jsonl_each_suite_and_model_pair_is_its_own_result_set(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -154,7 +154,10 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
     if not isinstance(record, dict):
         problems.add(f'{where}: expected an object like {{"task": ..., "passed": ...}}')
         return
-    raw_task = record.get("task", record.get("task_id"))
+    # "task": null falls back to "task_id", as on the short path above.
+    raw_task = record.get("task")
+    if raw_task is None:
+        raw_task = record.get("task_id")
     task = task_id_of(raw_task)
     if task is None:
         what = "missing" if raw_task is None else f"{describe(raw_task)} is not a task id"

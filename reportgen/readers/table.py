@@ -941,7 +941,7 @@ def _jsonl_tasks(
             CASE WHEN {is_whole(run)} THEN CAST({run} AS BIGINT) END AS run_number,
             {text(run)} AS run_text,
             {run} AS run,
-            coalesce(task_null, false) OR NOT coalesce(
+            NOT coalesce(
                 ({is_text(task)} OR {is_whole(task)})
                 AND ({passed} IS NULL OR {passed} IN ('true', 'false', '0', '1'))
                 AND {text_or_null('"suite"')} AND {text_or_null('"model"')}
@@ -951,10 +951,6 @@ def _jsonl_tasks(
                      AND regexp_matches(lower({text(url)}), '^https?://'))),
                 false) AS bad
         FROM (SELECT coalesce("task", "task_id") AS "task",
-                -- "task": null beside a task_id reads differently in the Python
-                -- reader's two paths (which one depends on "passed"): it decides.
-                "task" IS NULL AND "task_id" IS NOT NULL AND {passed} IS NOT NULL
-                    AND {passed} NOT IN ('true', 'false') AS task_null,
                 * EXCLUDE ("task", "task_id") FROM {source_sql})"""
     )
     # One pass over the file, materialised; a table's rowid is its record's place.
