@@ -455,6 +455,21 @@ def test_yaml_accepts_bom_crlf_and_either_suffix(tmp_path: Path, suffix: str) ->
     assert counts(only_set(path)) == {"a": (1, 2, 0)}
 
 
+def test_a_task_with_every_run_excluded_reads_alike_from_yaml_csv_and_jsonl(
+    tmp_path: Path,
+) -> None:
+    yaml_text = (
+        "suite: s\ntasks:\n  - {id: a, successes: 1, runs: 2}\n"
+        "  - {id: b, successes: 0, runs: 0, excluded: 2}\n"
+    )
+    csv_text = "suite,task,successes,runs,excluded\ns,a,1,2,0\ns,b,0,0,2\n"
+    runs = [("a", True), ("a", False), ("b", None), ("b", None)]
+    lines = jsonl(*({"suite": "s", "task": t, "passed": p} for t, p in runs))
+    expected = {"a": (1, 2, 0), "b": (0, 0, 2)}
+    for name, text in (("r.yaml", yaml_text), ("r.csv", csv_text), ("r.jsonl", lines)):
+        assert counts(only_set(write(tmp_path, name, text))) == expected, name
+
+
 YAML_HEAD = "suite: s\nmodel: m\ntasks:\n  - {id: t0, successes: 1, runs: 2}\n"
 YAML_HEAD += "  - {id: t1, successes: 1, runs: 2}\n  - {id: t2, successes: 1, runs: 2}\n"
 
@@ -464,8 +479,14 @@ YAML_HEAD += "  - {id: t1, successes: 1, runs: 2}\n  - {id: t2, successes: 1, ru
     [
         ("{id: t3, successes: 5, runs: 3}", r"tasks\[3\]\.successes: 5 is more than runs \(3\)"),
         ("{id: t3, successes: -1, runs: 3}", r"tasks\[3\]\.successes: must not be negative"),
-        ("{id: t3, successes: 0, runs: -3}", r"tasks\[3\]\.runs: must be at least 1, got -3"),
-        ("{id: t3, successes: 0, runs: 0}", r"tasks\[3\]\.runs: must be at least 1, got 0"),
+        (
+            "{id: t3, successes: 0, runs: -3}",
+            r"tasks\[3\]\.runs: must be at least 1 \(or excluded at least 1\), got -3",
+        ),
+        (
+            "{id: t3, successes: 0, runs: 0}",
+            r"tasks\[3\]\.runs: must be at least 1 \(or excluded at least 1\), got 0",
+        ),
         ("{id: t3, successes: 1.5, runs: 3}", r"tasks\[3\]\.successes: expected a whole number"),
         (
             "{id: t3, successes: '1', runs: 3}",

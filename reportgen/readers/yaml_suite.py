@@ -139,8 +139,9 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
     # `excluded` (runs that could not be evaluated, not part of runs) was accepted as a key
     # but silently dropped; it is now checked and counted like a null run in JSONL.
     excluded = _count(item.get("excluded", 0))
-    if runs < 1:
-        problems.add(f"{where}.runs: must be at least 1, got {runs}")
+    if runs < 1 and not (runs == 0 and excluded is not None and excluded >= 1):
+        # A task whose every run was excluded has runs 0, as in JSONL and the tables.
+        problems.add(f"{where}.runs: must be at least 1 (or excluded at least 1), got {runs}")
     elif runs > MAX_COUNT or (excluded is not None and excluded > MAX_COUNT):
         key = "runs" if runs > MAX_COUNT else "excluded"
         problems.add(f"{where}.{key}: must be at most {MAX_COUNT:,}, got {item[key]}")
