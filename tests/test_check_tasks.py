@@ -320,11 +320,14 @@ def test_reports_of_every_schema_version_are_baselines(
     assert status == 1 and _verdicts(out) == EXPECTED
 
 
-def test_a_site_folder_result_files_and_a_history_are_baselines(site: Path, tmp_path: Path) -> None:
+def test_a_site_folder_result_files_or_their_folder_and_a_history_are_baselines(
+    site: Path, tmp_path: Path
+) -> None:
     folder = write(tmp_path / "oldsite" / "report.json", report_doc({"agent": BASELINE})).parent
     file = results_jsonl(tmp_path / "results" / "agent.jsonl", "agent", BASELINE)
     history = history_jsonl(tmp_path / "history.jsonl", [("v1", BASELINE), ("v2", CURRENT)])
-    for baseline in (folder, file, history):
+    # file.parent: a folder of result files, as a harness leaves its runs.
+    for baseline in (folder, file, file.parent, history):
         argv = ["check", str(site), "--baseline", str(baseline), "--per-task", "--format", "json"]
         status, out = run(argv)
         assert status == 1, baseline
