@@ -152,14 +152,16 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             self.send_error(404)
             return None
         page = Path(local)
-        if page.is_dir() and url_path.endswith("/"):
-            page = page / "index.html"
-        if page.suffix == ".html" and page.is_file():
-            try:
-                html = page.read_bytes()
-            except OSError:
-                self.send_error(404)
-                return None
+        try:
+            if page.is_dir() and url_path.endswith("/"):
+                page = page / "index.html"
+            html = page.read_bytes() if page.suffix == ".html" and page.is_file() else None
+        except OSError:
+            # A name too long for the file system (ENAMETOOLONG) is not caught by
+            # is_dir() and would drop the connection with a traceback.
+            self.send_error(404)
+            return None
+        if html is not None:
             return self._send(with_live_reload(html, self.preview.build_number), "text/html")
         return super().send_head()
 

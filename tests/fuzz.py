@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import io
 import json
 import multiprocessing
@@ -252,6 +253,101 @@ def seed_junit() -> bytes:
     ).encode()
 
 
+def seed_table_rows(counts: bool) -> list[list[Any]]:
+    """Rows of a run table (task, run, passed) or a counts table, header first."""
+    if counts:
+        return [
+            ["suite", "task", "successes", "runs", "excluded"],
+            ["s", "t1", 2, 4, 0],
+            ["s", "t2", 0, 3, 1],
+            ["s", "t3", 0, 0, 2],
+        ]
+    rows: list[list[Any]] = [["suite", "model", "task", "run", "passed"]]
+    for task in ("t1", "t2", "t3"):
+        for run in range(4):
+            rows.append(["s", "m", task, run, "" if task == "t3" and run == 3 else run % 2])
+    return rows
+
+
+def table_damage(rows: list[list[Any]], rng: random.Random) -> tuple[str, list[list[Any]]]:
+    """One cell, header name or row of a table made wrong."""
+    rows = [list(row) for row in rows]
+    how = rng.choice(["cell", "header", "drop-column", "duplicate-row", "extra-column"])
+    if how == "cell":
+        row = rows[rng.randrange(1, len(rows))]
+        value: Any = rng.choice(
+            [*WRONG_VALUES, *HOSTILE_STRINGS, *HUGE_NUMBERS, *SPECIAL_NUMBERS, 7, -3, "true"]
+        )
+        row[rng.randrange(len(row))] = value
+    elif how == "header":
+        rows[0][rng.randrange(len(rows[0]))] = rng.choice([*HOSTILE_STRINGS, "task", "passed"])
+    elif how == "drop-column":
+        gone = rng.randrange(len(rows[0]))
+        rows = [row[:gone] + row[gone + 1 :] for row in rows]
+    elif how == "duplicate-row":
+        rows.append(list(rows[rng.randrange(1, len(rows))]))
+    else:
+        rows[0].append(rng.choice(["success", "resolved", "score", "task_id", "x"]))
+        for row in rows[1:]:
+            row.append(rng.choice([1, 0.5, "", "x"]))
+    return how, rows
+
+
+def to_csv(rows: list[list[Any]], delimiter: str = ",") -> bytes:
+    text = io.StringIO()
+    writer = csv.writer(text, delimiter=delimiter, lineterminator="\n")
+    for row in rows:
+        writer.writerow(["" if value is None else value for value in row])
+    return text.getvalue().encode("utf-8", "surrogatepass")
+
+
+def to_parquet(rows: list[list[Any]]) -> bytes:
+    """The rows as a Parquet file written by DuckDB, each column typed by its values
+    (text where they are mixed)."""
+    import duckdb
+
+    header, body = rows[0], rows[1:]
+    columns = []
+    for i, _ in enumerate(header):
+        values = [row[i] if i < len(row) else None for row in body]
+        kinds = {type(v) for v in values if v is not None}
+        if kinds <= {int} and all(abs(v) < 2**63 for v in values if v is not None):
+            sql_type = "BIGINT"
+        elif kinds <= {int, float, bool}:
+            sql_type = "DOUBLE"
+            values = [None if v is None else float(v) for v in values]
+        else:
+            sql_type = "VARCHAR"
+            values = [None if v is None else str(v) for v in values]
+        columns.append((sql_type, values))
+    with tempfile.TemporaryDirectory() as tmp, duckdb.connect() as con:
+        names = [f"c{i}" for i in range(len(header))]
+        con.execute(
+            "CREATE TABLE t ("
+            + ", ".join(f"{n} {t}" for n, (t, _) in zip(names, columns, strict=True))
+            + ")"
+        )
+        for r in range(len(body)):
+            try:
+                con.execute(
+                    f"INSERT INTO t VALUES ({', '.join('?' * len(names))})",
+                    [values[r] for _, values in columns],
+                )
+            except (duckdb.Error, UnicodeError, OverflowError):
+                continue  # a value Parquet cannot hold: the row is left out
+        renamed = ", ".join(
+            f'{n} AS "{str(h).replace(chr(34), chr(34) * 2)}"'
+            for n, h in zip(names, header, strict=True)
+        )
+        path = Path(tmp) / "t.parquet"
+        try:
+            con.execute(f"COPY (SELECT {renamed} FROM t) TO '{path}' (FORMAT parquet)")
+        except (duckdb.Error, UnicodeError):
+            # A column name Parquet refuses (or two alike): keep the plain names.
+            con.execute(f"COPY t TO '{path}' (FORMAT parquet)")
+        return path.read_bytes()
+
+
 def eval_zip(header: Any, samples: list[Any], *, rename: dict[str, str] | None = None) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -467,6 +563,12 @@ def reader_case(rng: random.Random) -> Case:
             "harbor",
             "promptfoo",
             "junit",
+            "csv",
+            "csv-counts",
+            "tsv",
+            "parquet",
+            "parquet-counts",
+            "jsonl-counts",
         ]
     )
     given_format = rng.random() < 0.5
@@ -523,6 +625,24 @@ def reader_case(rng: random.Random) -> Case:
     elif reader == "junit":
         name, fmt = "run.xml", "junit"
         how, data = byte_damage(seed_junit(), rng)
+    elif reader in ("csv", "csv-counts", "tsv", "parquet", "parquet-counts", "jsonl-counts"):
+        fmt = reader.removesuffix("-counts")
+        rows = seed_table_rows(counts=reader.endswith("-counts"))
+        tabular = rng.random() < 0.7
+        if tabular:
+            how, rows = table_damage(rows, rng)
+        if fmt == "parquet":
+            name, data = "runs.parquet", to_parquet(rows)
+        elif fmt == "jsonl":
+            # Counts as JSONL: one object per task, keys from the header.
+            name = "counts.jsonl"
+            data = to_jsonl([dict(zip(rows[0], row, strict=False)) for row in rows[1:]])
+        else:
+            name = f"runs.{fmt}"
+            data = to_csv(rows, "\t" if fmt == "tsv" else ",")
+            fmt = "csv"
+        if not tabular:
+            how, data = byte_damage(data, rng)
     else:
         name, fmt = "log.eval", "inspect"
         how, data = eval_damage(rng)
