@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import ResultSet, TaskCounts
+from .counts import ResultSet, TaskCounts, natural_key
 from .history import Json, SiteHistory, site_history, task_test_level
 from .stats.bootstrap import (
     SHOWN_INTERVAL,
@@ -172,13 +172,6 @@ class Report:
 
 
 # ---------------------------------------------------------------- slugs
-
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort "task-2" before "task-10": digit runs compare as numbers."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
-    )
 
 
 _WINDOWS_RESERVED = (

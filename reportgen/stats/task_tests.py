@@ -36,12 +36,12 @@ task.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..counts import natural_key
 from .estimate import EstimateError, FloatArray
 
 Counts = Mapping[str, tuple[int, int]]
@@ -234,12 +234,6 @@ class TaskTests:
         return tuple(t for t in self.tasks if t.verdict != UNCHANGED)
 
 
-def _natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
-    )
-
-
 def _family(
     p: FloatArray, smallest: FloatArray | None, level: float, control: str
 ) -> tuple[list[float | None], int]:
@@ -326,7 +320,7 @@ def task_tests(
                 verdict=verdict,
             )
         )
-    rows.sort(key=lambda t: (t.p_lower, t.change, _natural_key(t.id)))
+    rows.sort(key=lambda t: (t.p_lower, t.change, natural_key(t.id)))
     return TaskTests(
         test=test,
         control=control,
@@ -336,8 +330,8 @@ def task_tests(
         tasks=tuple(rows),
         family_lower=family_lower,
         family_higher=family_higher,
-        only_in_candidate=tuple(sorted(only_in_candidate, key=_natural_key)),
-        only_in_baseline=tuple(sorted(only_in_baseline, key=_natural_key)),
+        only_in_candidate=tuple(sorted(only_in_candidate, key=natural_key)),
+        only_in_baseline=tuple(sorted(only_in_baseline, key=natural_key)),
     )
 
 
@@ -351,7 +345,7 @@ def shared_task_tests(
     min_drop: float = 0.0,
 ) -> TaskTests:
     """task_tests on the tasks both mappings hold; the others are listed, not tested."""
-    shared = sorted(set(baseline) & set(candidate), key=_natural_key)
+    shared = sorted(set(baseline) & set(candidate), key=natural_key)
     return task_tests(
         shared,
         ([baseline[t][0] for t in shared], [baseline[t][1] for t in shared]),
