@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -82,7 +83,8 @@ def _confidence(text: str) -> float:
 def _suite_item(position: int, text: str) -> tuple[int, int]:
     where = f"--suite item {position}"
     parts = text.split("/")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+    if len(parts) != 2 or not all(re.fullmatch(r"\s*[0-9]{1,12}\s*", p) for p in parts):
         raise UserError(f"{where}: {text!r} is not SUCCESSES/RUNS (for example 16/20)")
     successes, runs = int(parts[0]), int(parts[1])
     if runs > MAX_COUNT:

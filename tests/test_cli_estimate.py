@@ -111,6 +111,8 @@ def test_confidence_changes_intervals() -> None:
         (["--suite", "5/3"], "--suite item 1: '5/3' has more successes than runs"),
         (["--suite", "1/2", "0/0"], "--suite item 2: '0/0' has no runs"),
         (["--suite", "1/-2"], "--suite item 1: '1/-2' is not SUCCESSES/RUNS"),
+        (["--suite", "²/3"], "--suite item 1: '²/3' is not SUCCESSES/RUNS"),
+        (["--suite", "1/" + "9" * 5000], "--suite item 1: '1/999"),
         (["--suite", "-1/2"], "argument --suite: expected at least one argument"),
         (["--suite", "1/2", "--runs", "3"], "either --suite or --successes/--runs"),
         (["--runs", "3"], "give --successes and --runs"),

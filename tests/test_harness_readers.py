@@ -941,3 +941,11 @@ def test_folder_of_jsonl_files_locates_lines_in_their_own_files(tmp_path: Path) 
 def test_a_folder_names_the_suite_with_its_whole_name(tmp_path: Path) -> None:
     shutil.copytree(JUNIT, tmp_path / "ci.runs-v2")
     assert list(loaded_counts(tmp_path / "ci.runs-v2")) == ["ci.runs-v2"]
+
+
+def test_terminal_bench_attempt_numbers_too_long_or_not_ascii_stay_trial_names() -> None:
+    from reportgen.readers.terminal_bench import run_of
+
+    assert run_of("t", "t.3-of-5.r1") == "r1/000000003"
+    for odd in ("t." + "9" * 5000 + "-of-5.r1", "t.٣-of-5.r1"):
+        assert run_of("t", odd) == odd

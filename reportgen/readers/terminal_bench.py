@@ -42,7 +42,8 @@ MODEL_FAILURE_MODES = frozenset(
         "fatal_llm_parse_error",
     }
 )
-_ATTEMPT = re.compile(r"\.(\d+)-of-(\d+)(?:\.(.+))?$")
+# ASCII digits, at most nine: anything else is left as the trial name.
+_ATTEMPT = re.compile(r"\.([0-9]{1,9})-of-([0-9]+)(?:\.(.+))?$")
 
 
 def run_of(task: str, trial_name: str) -> str:
