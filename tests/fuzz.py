@@ -92,6 +92,9 @@ HOSTILE_STRINGS = [
     "[x](javascript:alert(1))",
     "%s%n%x",
     "x" * 5000,
+    "9" * 5000,
+    "task-" + "1" * 4400,
+    "²³",
     "ÿ" * 300,
 ]
 
