@@ -928,7 +928,9 @@ def _jsonl_tasks(
         )
 
     def text_or_null(column: str) -> str:
-        return f"({column} IS NULL OR {is_text(column)})"
+        # Never empty: the Python reader refuses "", and an absent model reads as ''
+        # below, so an empty one would slip through the checks made after grouping.
+        return f"({column} IS NULL OR ({is_text(column)} AND {column} <> '\"\"'))"
 
     task, passed, run, url = '"task"', '"passed"', '"run"', '"url"'
     con.execute(
@@ -942,7 +944,7 @@ def _jsonl_tasks(
             {text(run)} AS run_text,
             {run} AS run,
             NOT coalesce(
-                ({is_text(task)} OR {is_whole(task)})
+                (({is_text(task)} AND {task} <> '""') OR {is_whole(task)})
                 AND ({passed} IS NULL OR {passed} IN ('true', 'false', '0', '1'))
                 AND {text_or_null('"suite"')} AND {text_or_null('"model"')}
                 AND {text_or_null('"category"')}
