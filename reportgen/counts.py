@@ -6,7 +6,6 @@ run order kept in `codes`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 #: Run outcome codes, one byte per run: compact enough for millions of runs.
@@ -64,25 +63,3 @@ class ResultSet:
         """{task id: (successes, evaluated runs)} of the evaluated tasks: what every
         comparison and plan is made from."""
         return {t.id: (t.successes, t.runs) for t in self.evaluated_tasks}
-
-
-_DIGIT_RUNS = re.compile(r"([0-9]+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
-    """Sort "task-2" before "task-10": runs of ASCII digits compare as numbers.
-
-    A run is compared by its length without leading zeros, then by its digits, so a
-    5,000-digit id sorts like the number it spells without converting it (Python
-    refuses int() of more than 4,300 digits), and "٣" or "²" stay text.
-    """
-    key = []
-    for part in _DIGIT_RUNS.split(text):
-        if not part:
-            continue
-        if part[0] in "0123456789":
-            digits = part.lstrip("0")
-            key.append((0, len(digits), digits))
-        else:
-            key.append((1, 0, part))
-    return tuple(key)

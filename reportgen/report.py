@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import ResultSet, TaskCounts, natural_key
+from .counts import ResultSet, TaskCounts
 from .history import Json, SiteHistory, site_history, task_test_level
 from .stats.bootstrap import (
     SHOWN_INTERVAL,
@@ -29,7 +29,7 @@ from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_ove
 from .stats.headline import Headline, choose_headline
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import fit_population
-from .stats.task_tests import TaskTests, shared_task_tests
+from .stats.task_tests import TaskTests, natural_key, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
 from .views import history_entry, number
 

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reportgen.counts import natural_key
+from reportgen.stats.task_tests import natural_key
 
 
 def _by_int(text: str) -> tuple[tuple[int, int | str], ...]:

@@ -36,12 +36,12 @@ task.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..counts import natural_key
 from .estimate import EstimateError, FloatArray
 
 Counts = Mapping[str, tuple[int, int]]
@@ -372,3 +372,25 @@ def smallest_p_lower(baseline: tuple[int, int], candidate: tuple[int, int]) -> f
         [baseline[0]], [baseline[1]], [candidate[0]], [candidate[1]]
     )
     return float(lower[0])
+
+
+_DIGIT_RUNS = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Sort "task-2" before "task-10": runs of ASCII digits compare as numbers.
+
+    A run is compared by its length without leading zeros, then by its digits, so a
+    5,000-digit id sorts like the number it spells without converting it (Python
+    refuses int() of more than 4,300 digits), and "٣" or "²" stay text.
+    """
+    key = []
+    for part in _DIGIT_RUNS.split(text):
+        if not part:
+            continue
+        if part[0] in "0123456789":
+            digits = part.lstrip("0")
+            key.append((0, len(digits), digits))
+        else:
+            key.append((1, 0, part))
+    return tuple(key)
