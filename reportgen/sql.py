@@ -80,13 +80,51 @@ def table_ref(dialect: str, table: str) -> str:
     return ".".join(quote(dialect, part, "--table") for part in table.split("."))
 
 
+#: The count columns of the query, in order; `unreadable` is not part of the counts
+#: format proper (the reader refuses a file where it is not zero).
+COUNTS = ("successes", "runs", "excluded", "unreadable")
+
+
+def count_conditions(dialect: str, passed: str) -> dict[str, str]:
+    """The condition each of COUNTS counts, `passed` being the quoted passed column."""
+    spec = _DIALECTS[dialect]
+    value = f"lower(trim(CAST({passed} AS {spec.text})))"
+
+    def words(items: tuple[str, ...]) -> str:
+        return ", ".join("'" + w + "'" for w in items)
+
+    return {
+        # "IS NOT NULL AND": a condition that is null for every row of a task would
+        # make count_if null rather than 0 in DuckDB.
+        "successes": f"{passed} IS NOT NULL AND {value} IN ({words(PASS_WORDS)})",
+        "runs": f"{passed} IS NOT NULL AND {value} IN ({words(PASS_WORDS + FAIL_WORDS)})",
+        "excluded": f"{passed} IS NULL OR {value} IN ({words(NULL_WORDS)})",
+        "unreadable": f"{passed} IS NOT NULL AND {value} NOT IN "
+        f"({words(PASS_WORDS + FAIL_WORDS + NULL_WORDS)})",
+    }
+
+
+def count_expressions(dialect: str, passed: str) -> list[tuple[str, str]]:
+    """(column name, SQL aggregate) for each of COUNTS, `passed` being the quoted passed
+    column. reportgen.spark aggregates with these very expressions, so the Spark path
+    and the printed Spark query count alike by construction."""
+    spec = _DIALECTS[dialect]
+    conditions = count_conditions(dialect, passed)
+
+    def count(condition: str) -> str:
+        if spec.count_if:
+            return f"{spec.count_if}({condition})"
+        return f"SUM(CASE WHEN {condition} THEN 1 ELSE 0 END)"
+
+    return [(name, count(conditions[name])) for name in COUNTS]
+
+
 def counts_query(dialect: str, table: str, columns: dict[str, str]) -> str:
     """The GROUP BY query, as text ending in a newline. `columns` maps fields (task,
     passed, suite, model, category, run, url) to the table's column names; task and
     passed default to their own names."""
     if dialect not in _DIALECTS:
         raise UserError(f"--dialect: {dialect!r} is not one of {', '.join(DIALECTS)}")
-    spec = _DIALECTS[dialect]
     names = {"task": "task", "passed": "passed", **columns}
     col = {
         field: quote(dialect, names[field], f"--columns {field}")
@@ -100,32 +138,12 @@ def counts_query(dialect: str, table: str, columns: dict[str, str]) -> str:
     def alias(field: str) -> str:
         return quote(dialect, field, "alias")
 
-    value = f"lower(trim(CAST({col['passed']} AS {spec.text})))"
-
-    def words(items: tuple[str, ...]) -> str:
-        return ", ".join("'" + w + "'" for w in items)
-
-    conditions = {
-        # "IS NOT NULL AND": a condition that is null for every row of a task would
-        # make count_if null rather than 0 in DuckDB.
-        "successes": f"{col['passed']} IS NOT NULL AND {value} IN ({words(PASS_WORDS)})",
-        "runs": f"{col['passed']} IS NOT NULL AND {value} IN ({words(PASS_WORDS + FAIL_WORDS)})",
-        "excluded": f"{col['passed']} IS NULL OR {value} IN ({words(NULL_WORDS)})",
-        "unreadable": f"{col['passed']} IS NOT NULL AND {value} NOT IN "
-        f"({words(PASS_WORDS + FAIL_WORDS + NULL_WORDS)})",
-    }
-
-    def count(condition: str) -> str:
-        if spec.count_if:
-            return f"{spec.count_if}({condition})"
-        return f"SUM(CASE WHEN {condition} THEN 1 ELSE 0 END)"
-
     keys = [field for field in IDENTITY if field in col]
     select = [f"  {col[field]} AS {alias(field)}" for field in keys]
     if "category" in col:
         # One category per task: the largest, should the runs disagree.
         select.append(f"  MAX({col['category']}) AS {alias('category')}")
-    select += [f"  {count(c)} AS {alias(name)}" for name, c in conditions.items()]
+    select += [f"  {c} AS {alias(name)}" for name, c in count_expressions(dialect, col["passed"])]
     group = ", ".join(col[field] for field in keys)
     lines = [
         f"-- Per-task counts for reportgen build ({dialect}); save the result as Parquet or CSV.",
