@@ -29,7 +29,7 @@ from typing import Any
 
 from .errors import UserError
 from .readers.base import did_you_mean
-from .sql import count_conditions, count_expressions, quote
+from .sql import RUNS_WITH_VALUE, count_conditions, count_expressions, quote
 
 try:
     from pyspark.sql import DataFrame
@@ -46,9 +46,8 @@ __all__ = ["SparkCountsError", "task_counts", "write_counts"]
 EXAMPLES = 5
 #: The counts format's columns, in the order write_counts writes them.
 COUNT_COLUMNS = ("suite", "model", "task", "category", "successes", "runs", "excluded")
-#: Working columns of the aggregation, dropped before the counts are returned.
+#: The query's column of runs with an unreadable passed value, dropped once checked.
 _UNREADABLE = "unreadable"
-_REPEATS = "__reportgen_repeated_runs"
 
 
 class SparkCountsError(UserError, ValueError):
@@ -75,7 +74,7 @@ def task_counts(
     Each argument names the DataFrame's column for that field; suite, model and
     category are optional, and the counts are grouped by every one given. `run`, when
     given, is used only to check that no run id appears twice for a task (the run
-    order is not part of the counts).
+    order is not part of the counts); that check is a second pass over the runs.
 
     Returns a DataFrame with the columns of the counts format: suite and model (when
     given), task, category (when given), successes, runs (runs evaluated) and excluded
@@ -91,20 +90,20 @@ def task_counts(
     col = {field: _spark_ident(name, f"{field}=") for field, name in names.items()}
     keys: list[str] = [field for field in ("suite", "model", "task") if field in col]
 
-    aggregates = []
+    # The printed query's two groupings, with its own expressions: first by task and
+    # passed value (the value untouched), then by task, each distinct value read once.
+    inner = [F.count(F.lit(1)).alias(RUNS_WITH_VALUE)]
+    outer = []
     if "category" in col:
         # As in the printed query: one category per task, the largest.
-        aggregates.append(F.expr(f"max({col['category']})").alias("category"))
-    aggregates += [
-        F.expr(sql).alias(name) for name, sql in count_expressions("spark", col["passed"])
-    ]
-    if "run" in col:
-        aggregates.append(
-            F.expr(f"count({col['run']}) - count(DISTINCT {col['run']})").alias(_REPEATS)
-        )
-    grouped = df.groupBy(*[F.expr(col[field]).alias(field) for field in keys])
+        inner.append(F.expr(f"max({col['category']})").alias(names["category"]))
+        outer.append(F.expr(f"max({col['category']})").alias("category"))
+    for name, sql in count_expressions("spark", col["passed"]):
+        outer.append(F.expr(sql).alias(name))
+    by_value = df.groupBy(*[F.expr(col[field]) for field in (*keys, "passed")]).agg(*inner)
+    grouped = by_value.groupBy(*[F.expr(col[field]).alias(field) for field in keys])
     # Computed once: the checks below and every later use read these rows, not the runs.
-    counts = grouped.agg(*aggregates).localCheckpoint()
+    counts = grouped.agg(*outer).localCheckpoint()
 
     blank_task = "task IS NULL OR trim(CAST(task AS STRING)) = ''"
     summary = counts.agg(
@@ -112,16 +111,15 @@ def task_counts(
         F.expr(
             f"coalesce(sum(CASE WHEN {blank_task} THEN runs + excluded + {_UNREADABLE} END), 0)"
         ).alias("blank"),
-        F.expr(f"coalesce(sum({_REPEATS}), 0)" if "run" in col else "0").alias("repeats"),
     ).first()
     assert summary is not None  # an aggregate without grouping gives one row
     problems = _problems(df, col, names, summary["unreadable"], summary["blank"])
-    if summary["repeats"]:
-        problems.append(_repeated_runs(df, col, names, keys, summary["repeats"]))
+    if "run" in col:
+        problems += _repeated_runs(df, col, names, keys)
     if problems:
         raise SparkCountsError(problems)
     order = [F.col(field) for field in keys]
-    return counts.drop(_UNREADABLE, _REPEATS).orderBy(*order)
+    return counts.drop(_UNREADABLE).orderBy(*order)
 
 
 def _check_columns(df: DataFrame, names: dict[str, str]) -> None:
@@ -135,7 +133,9 @@ def _check_columns(df: DataFrame, names: dict[str, str]) -> None:
     ]
     taken: dict[str, str] = {}
     for field, name in names.items():
-        if name in taken:
+        if name.lower() == RUNS_WITH_VALUE:
+            missing.append(f"{field}={name!r}: the name of a column of the counting itself")
+        elif name in taken:
             missing.append(f"{field}={name!r}: the column is already given for {taken[name]}")
         taken.setdefault(name, field)
     if missing:
@@ -191,23 +191,24 @@ def _problems(
 
 
 def _repeated_runs(
-    df: DataFrame, col: dict[str, str], names: dict[str, str], keys: list[str], repeats: int
-) -> str:
+    df: DataFrame, col: dict[str, str], names: dict[str, str], keys: list[str]
+) -> list[str]:
+    """Run ids given twice for a task: a second pass over the runs, grouped by run id,
+    made only when `run` is given."""
     grouped = df.groupBy(*[F.expr(col[f]).alias(f) for f in (*keys, "run")])
-    rows = (
-        grouped.count()
-        .filter(F.col("count") > 1)
-        .filter(F.col("run").isNotNull())
-        .limit(EXAMPLES)
-        .collect()
-    )
+    repeated = grouped.count().filter(F.col("count") > 1).filter(F.col("run").isNotNull())
+    total = repeated.agg(F.expr("coalesce(sum(count - 1), 0)")).first()
+    repeats = total[0] if total is not None else 0
+    if not repeats:
+        return []
+    rows = repeated.limit(EXAMPLES).collect()
     shown = ", ".join(
         f"run {row['run']!r} of {_where(row, names)} {row['count']} times" for row in rows
     )
-    return (
+    return [
         f"column {names['run']!r}: {repeats:,} runs repeat a run id already given for their "
         f"task, for example {shown}"
-    )
+    ]
 
 
 # ---------------------------------------------------------------- writing
