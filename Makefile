@@ -50,6 +50,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/feedback.py
+	$(BIN)/python bench/scale.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
 fuzz: $(STAMP)
