@@ -172,8 +172,8 @@ def _problems(
         )
         problems.append(
             f"column {names['passed']!r}: {unreadable:,} runs have a passed value that is not "
-            f"true, false, 1, 0 or null (nor an empty, 'null', 'none', 'na' or 'nan' "
-            f"string), for example {shown}"
+            "true, false, 1, 0 (1.0, 0.0) or null (nor an empty, 'null', 'none', 'na' or "
+            f"'nan' string), for example {shown}"
         )
     if blank:
         condition = f"{col['task']} IS NULL OR trim(CAST({col['task']} AS STRING)) = ''"

@@ -7,11 +7,11 @@ and suite, model, category when they are mapped. The query runs on the engine
 that already holds the data; only the counts leave it.
 
 A passed value is read as text, so the same query works whether the column is a
-boolean, a 0/1 integer or a string: 'true' and '1' pass, 'false' and '0' fail,
-null (or an empty, 'null', 'none', 'na' or 'nan' string, as the table reader
-reads them) is an excluded run. Any other value is counted in an extra column,
-`unreadable`, which the counts reader refuses when it is not zero, so nothing is
-dropped in silence.
+boolean, a 0/1 integer, a 0.0/1.0 float or a string: 'true', '1' and '1.0' pass,
+'false', '0' and '0.0' fail, null (or an empty, 'null', 'none', 'na' or 'nan'
+string, as the table reader reads them) is an excluded run. Any other value is
+counted in an extra column, `unreadable`, which the counts reader refuses when it
+is not zero, so nothing is dropped in silence.
 
 Reading every value as text costs: cast, trimmed and lowered on each of 10^8 rows,
 it made the query ten times slower than a bare GROUP BY. So the query groups twice:
@@ -35,9 +35,10 @@ DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
 IDENTITY = ("suite", "model", "task")
 USED = ("task", "passed", "suite", "model", "category")
 IGNORED = ("run", "url")
-#: Text a passed value may hold, after lower(trim(...)).
-PASS_WORDS = ("true", "1")
-FAIL_WORDS = ("false", "0")
+#: Text a passed value may hold, after lower(trim(...)). A floating-point 1 or 0 reads
+#: as '1.0' or '0.0' in DuckDB and Spark; the table reader takes them as numbers too.
+PASS_WORDS = ("true", "1", "1.0")
+FAIL_WORDS = ("false", "0", "0.0")
 NULL_WORDS = ("", "null", "none", "na", "nan")
 #: Suffixes that make DuckDB's --table a file it reads directly.
 FILE_SUFFIXES = (".parquet", ".csv", ".tsv", ".json", ".jsonl", ".ndjson")

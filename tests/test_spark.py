@@ -193,6 +193,17 @@ def test_printed_spark_and_duckdb_sql_give_the_same_counts(
     in_spark = [tuple(r) for r in spark.sql(spark_query).collect()]
     assert in_spark == con.execute(duck_query).fetchall() == TEXT_COUNTS
 
+    # Floating-point passed values: 1.0 and 0.0 count, NaN is an excluded run.
+    floats = [("a", 1.0), ("a", 0.0), ("a", float("nan")), ("b", None), ("b", 1.0)]
+    spark.createDataFrame(floats, "task string, passed double").createOrReplaceTempView("runs_f")
+    con.execute("CREATE TABLE runs_f (task VARCHAR, passed DOUBLE)")
+    con.executemany("INSERT INTO runs_f VALUES (?, ?)", floats)
+    in_spark = [
+        tuple(r) for r in spark.sql(sql("--dialect", "spark", "--table", "runs_f")).collect()
+    ]
+    in_duckdb = con.execute(sql("--dialect", "duckdb", "--table", "runs_f")).fetchall()
+    assert in_spark == in_duckdb == [("a", 1, 2, 1, 0), ("b", 1, 1, 1, 0)]
+
     # The same on typed runs (booleans with nulls, categories), read from one Parquet
     # file by both engines, and the Spark API's counts equal the printed query's.
     from reportgen.spark import task_counts
@@ -222,7 +233,8 @@ def test_printed_spark_and_duckdb_sql_give_the_same_counts(
     [
         (
             [("a", "1", 1), ("a", "yes", 2), ("b", "maybe", 1), ("b", "0", 2)],
-            "column 'passed': 2 runs have a passed value that is not true, false, 1, 0 or null",
+            "column 'passed': 2 runs have a passed value that is not true, false, 1, 0 (1.0, 0.0) "
+            "or null",
         ),
         ([("a", "1", 1), (None, "0", 1), (" ", "1", 2)], "column 'task': 2 runs have no task id"),
         (

@@ -86,6 +86,8 @@ def test_passed_as_integers_and_text_count_alike(tmp_path: Path) -> None:
     for name, passed in [
         ("ints", "CAST(passed AS INTEGER)"),
         ("text", "CASE WHEN passed THEN ' TRUE' WHEN NOT passed THEN 'false ' ELSE 'NULL' END"),
+        ("floats", "CAST(passed AS DOUBLE)"),
+        ("decimals", "CAST(passed AS DECIMAL(3, 1))"),
     ]:
         folder = tmp_path / name
         folder.mkdir()
