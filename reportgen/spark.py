@@ -177,11 +177,10 @@ def _problems(
         )
     if blank:
         condition = f"{col['task']} IS NULL OR trim(CAST({col['task']} AS STRING)) = ''"
-        rows = _examples(df, col, condition, "passed")
         shown = ", ".join(
             f"task {row['task']!r}"
             + "".join(f", {f} {row[f]!r}" for f in ("suite", "model") if f in names)
-            for row in rows
+            for row in _examples(df, col, condition)
         )
         problems.append(
             f"column {names['task']!r}: {blank:,} runs have no task id (null or blank), "
