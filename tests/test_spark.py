@@ -6,7 +6,7 @@ the printed DuckDB SQL gives in DuckDB.
 The tests marked `spark` share one local Spark session (local[2], UI off) and skip
 with a message when Java or pyspark is missing, except with CI=true, where they
 fail instead. `make test` leaves them out (`-m "not spark"`); .ci/run runs them
-after it. The two unmarked tests need neither Java nor pyspark.
+after it. The unmarked tests at the end need neither Java nor pyspark.
 """
 
 from __future__ import annotations
@@ -47,14 +47,19 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    """One local Spark session for every test: the JVM takes 10-20 s to start."""
+def _require_spark() -> None:
+    """Skip when Spark cannot run here, with the reason; with CI=true, fail instead."""
     missing = _missing()
     if missing is not None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"the Spark tests must run with CI=true, but {missing}")
         pytest.skip(f"Spark tests skipped: {missing}")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark session for every test: the JVM takes 10-20 s to start."""
+    _require_spark()
     from pyspark.sql import SparkSession
 
     # pyspark warns about the pandas version on import paths these tests never use.
@@ -331,3 +336,19 @@ def test_without_pyspark_the_spark_module_says_what_to_install() -> None:
         "ImportError: reportgen.spark needs pyspark (and Java 17 or later): "
         "pip install 'reportgen[spark]'"
     )
+
+
+def test_without_java_the_spark_tests_skip_locally_and_fail_in_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    # Without pyspark the reason names pyspark instead of Java; either way it is said.
+    with pytest.raises(pytest.skip.Exception, match=r"Spark tests skipped: (no Java|pyspark)"):
+        _require_spark()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(
+        pytest.fail.Exception, match=r"must run with CI=true, but (no Java|pyspark)"
+    ):
+        _require_spark()
