@@ -948,11 +948,6 @@ def _jsonl_tasks(
              OR NOT ({null(s)} OR {kind(s)} = 'VARCHAR')
              OR NOT ({null(m)} OR {kind(m)} = 'VARCHAR')
              OR NOT ({null(c)} OR {kind(c)} = 'VARCHAR')
-             -- An empty string: the Python reader refuses it, while an absent model
-             -- also reads as '' below, so it is told apart here.
-             OR ({kind(s)} = 'VARCHAR' AND ({s} ->> '$') = '')
-             OR ({kind(m)} = 'VARCHAR' AND ({m} ->> '$') = '')
-             OR ({kind(c)} = 'VARCHAR' AND ({c} ->> '$') = '')
              OR NOT ({null(r)} OR {kind(r)} IN ('VARCHAR', 'BIGINT', 'UBIGINT'))
              OR NOT ({null(u)} OR ({kind(u)} = 'VARCHAR'
                      AND regexp_matches(lower({u} ->> '$'), '^https?://')))
