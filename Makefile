@@ -46,10 +46,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check reportgen tests bench
 	$(BIN)/mypy
 
-## bench: benchmarks (prints tables, writes bench/RESULTS.md, FEEDBACK.md and SCALE.md)
+## bench: benchmarks (prints tables, writes bench/RESULTS.md, FEEDBACK.md and SCALE.md; Spark's part needs Java)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/feedback.py
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
 	$(BIN)/python bench/scale.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests

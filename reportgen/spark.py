@@ -151,12 +151,13 @@ def _where(row: Any, names: dict[str, str]) -> str:
 def _examples(df: DataFrame, col: dict[str, str], condition: str, *extra: str) -> list[Any]:
     """A few runs matching the condition (a second pass over the runs, on error only)."""
     wanted = [f for f in ("suite", "model", "task", *extra) if f in col]
-    return (
+    rows: list[Any] = (
         df.filter(F.expr(condition))
         .select(*[F.expr(col[f]).alias(f) for f in wanted])
         .limit(EXAMPLES)
         .collect()
     )
+    return rows
 
 
 def _problems(
