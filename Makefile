@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: site test lint bench golden serve clean fuzz
+.PHONY: site test test-spark lint bench golden serve clean fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +31,14 @@ $(NODE_STAMP): package.json package-lock.json
 	  echo "npm ci failed: the accessibility tests will skip"; \
 	fi
 
-## test: run every test (the browser tests need Chromium: apt-get install chromium)
+## test: run every test but the Spark ones (the browser tests need Chromium: apt-get install chromium)
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not spark"
+
+## test-spark: the Spark tests (installs the spark extra; needs Java 17: apt-get install openjdk-17-jre-headless)
+test-spark: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pytest -m spark
 
 ## lint: ruff and mypy
 lint: $(STAMP)
@@ -41,10 +46,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check reportgen tests bench
 	$(BIN)/mypy
 
-## bench: benchmarks (prints a table, writes bench/RESULTS.md)
+## bench: benchmarks (prints tables, writes bench/RESULTS.md, FEEDBACK.md and SCALE.md; Spark's part needs Java)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/feedback.py
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python bench/scale.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
 fuzz: $(STAMP)

@@ -30,3 +30,19 @@ def test_table_benchmark_runs_on_a_tiny_input(tmp_path: Path) -> None:
     assert set(row.loads) == {"parquet", "csv", "jsonl through DuckDB", "jsonl, Python reader"}
     text = tables_table(row)
     assert "| parquet |" in text and "<= 0.2x" in text
+
+
+def test_scale_benchmark_runs_on_a_tiny_input(tmp_path: Path) -> None:
+    from bench.scale import Result, part_a
+
+    out = Result()
+    part_a(tmp_path, 1, out, size=(300, 20))
+    text = "\n".join(out.lines)
+    assert "## (a) 6,000 runs (300 tasks x 20 runs, one model)" in text
+    # The printed query and the bare GROUP BY agree, and the build made a page per
+    # flaky task (about 2% of them).
+    assert "The two agree on every task's counts: yes" in text
+    flaky = int(text.split(" tasks are flaky")[0].rsplit("; ", 1)[1].replace(",", ""))
+    assert f"| task pages | {flaky:,} | the flaky tasks |" in text
+    # The runs and the site are deleted as soon as measured; the counts stay (small).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bare.parquet", "counts.parquet"]

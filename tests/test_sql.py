@@ -86,6 +86,8 @@ def test_passed_as_integers_and_text_count_alike(tmp_path: Path) -> None:
     for name, passed in [
         ("ints", "CAST(passed AS INTEGER)"),
         ("text", "CASE WHEN passed THEN ' TRUE' WHEN NOT passed THEN 'false ' ELSE 'NULL' END"),
+        ("floats", "CAST(passed AS DOUBLE)"),
+        ("decimals", "CAST(passed AS DECIMAL(3, 1))"),
     ]:
         folder = tmp_path / name
         folder.mkdir()
@@ -155,14 +157,27 @@ GOLDEN_FLAGS = [
     "task=task_id,passed=resolved,model=model,suite=suite",
 ]
 
-#: Checked by hand against each engine's documentation: quoting, the string type,
-#: COUNTIF (BigQuery), count_if (Spark), SUM(CASE ...) (Postgres).
+#: Checked by hand against each engine's documentation: quoting, the string type, the
+#: 64-bit integer type (INT64 in BigQuery), a subquery in FROM with an alias.
 GOLDEN = Path(__file__).parent / "fixtures" / "sql"
 
 
 @pytest.mark.parametrize("dialect", ["bigquery", "postgres", "spark"])
 def test_golden_texts(dialect: str) -> None:
     assert sql("--dialect", dialect, *GOLDEN_FLAGS) == (GOLDEN / f"{dialect}.sql").read_text()
+
+
+def test_the_postgres_text_counts_as_duckdb_does() -> None:
+    # DuckDB's parser is Postgres's, so the Postgres text (TEXT, SUM(CASE ...) and
+    # BIGINT) runs there too: on the same table it counts as the DuckDB text does.
+    con = duckdb.connect()
+    con.execute("CREATE TABLE runs (task VARCHAR, passed VARCHAR)")
+    values = [("a", "1"), ("a", " True"), ("a", "0"), ("b", None), ("b", "nan"), ("b", "x")]
+    con.executemany("INSERT INTO runs VALUES (?, ?)", values)
+    postgres = con.execute(sql("--dialect", "postgres", "--table", "runs")).fetchall()
+    assert postgres == con.execute(sql("--dialect", "duckdb", "--table", "runs")).fetchall()
+    # Hand-counted: a passes twice in three runs; b has two excluded runs and one unreadable.
+    assert postgres == [("a", 2, 3, 0, 0), ("b", 0, 0, 2, 1)]
 
 
 def test_the_duckdb_text_runs_as_the_spark_text_reads() -> None:
@@ -197,6 +212,10 @@ def test_the_duckdb_text_runs_as_the_spark_text_reads() -> None:
         (["--dialect", "postgres", "--table", "a..b"], "--table: the name is empty"),
         (["--dialect", "postgres", "--table", " "], "--table: the name is empty"),
         (["--dialect", "spark", "--table", "t\nx"], "--table: 't\\nx'"),
+        (
+            ["--dialect", "spark", "--table", "t", "--columns", "passed=Reportgen_Runs"],
+            "--columns passed: 'reportgen_runs' is the name the query gives its own column",
+        ),
     ],
 )
 def test_bad_flags_exit_2(argv: list[str], expected: str) -> None:

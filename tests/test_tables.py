@@ -557,6 +557,35 @@ def test_bad_counts_tables_are_located(tmp_path: Path, text: str, expected: str)
 
 
 @pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ("('a', 1, 2), ('b', 5, 4)", "row 2, column 'successes': 5 is more than runs (4)"),
+        ("('a', 1, 2), ('b', 1, -4)", "row 2, column 'runs': must not be negative, got -4"),
+        (
+            "('a', 1, 2), ('b', 0.5, 4)",
+            "row 2, column 'successes': expected a whole number, got 0.5",
+        ),
+        ("('a', 1, 2), ('b', 1, 2), ('a', 2, 2)", "row 3: task 'a' already given at row 1"),
+    ],
+)
+def test_bad_counts_parquet_stops_the_build_with_exit_2(
+    tmp_path: Path, rows: str, expected: str
+) -> None:
+    # What Spark, a warehouse or pandas may write: typed Parquet, not CSV text.
+    path = tmp_path / "counts.parquet"
+    duckdb.connect().execute(
+        f"COPY (SELECT * FROM (VALUES {rows}) AS c(task, successes, runs)) TO '{path}'"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(["build", str(path), "-o", str(tmp_path / "site")], out=out)
+    assert status == 2
+    assert f"{path}: {expected}" in err.getvalue(), err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize(
     ("lines", "expected"),
     [
         ('{"task": "a", "successes": 5, "runs": 4}', "row 1, column 'successes': 5 is more"),

@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -285,7 +286,8 @@ def _shown(value: Any) -> str:
         return "an empty cell"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    text = repr(value)
+    # A Parquet DECIMAL comes back as Decimal: shown as the number, not Decimal('0.5').
+    text = str(value) if isinstance(value, Decimal) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
