@@ -113,13 +113,14 @@ def fisher_p_values(
     cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
     cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
     if _exact_sized(nb, nc):
-        lower, higher = [], []
+        lower: list[float] = []
+        higher: list[float] = []
         for row in zip(cb.tolist(), nb.tolist(), cc.tolist(), nc.tolist(), strict=True):
             terms, first, total = _hypergeometric_terms(*row)
             at = row[2] - first
             lower.append(sum(terms[: at + 1]) / total)
             higher.append(sum(terms[at:]) / total)
-        return np.array(lower, dtype=float), np.array(higher, dtype=float)
+        return np.array(lower, dtype=np.float64), np.array(higher, dtype=np.float64)
     # scipy.stats is imported here, not at the top: it takes most of a second, and
     # `reportgen estimate` reaches this module (through the history) without it.
     from scipy import stats
@@ -140,13 +141,14 @@ def fisher_smallest_p_values(
     cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
     cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
     if _exact_sized(nb, nc):
-        lower, higher = [], []
+        lower: list[float] = []
+        higher: list[float] = []
         for b, m, c, n in zip(cb.tolist(), nb.tolist(), cc.tolist(), nc.tolist(), strict=True):
             pooled, passed = m + n, b + c
             total = math.comb(pooled, n)
             for x, out in ((max(0, passed - m), lower), (min(passed, n), higher)):
                 out.append(math.comb(passed, x) * math.comb(pooled - passed, n - x) / total)
-        return np.array(lower, dtype=float), np.array(higher, dtype=float)
+        return np.array(lower, dtype=np.float64), np.array(higher, dtype=np.float64)
     from scipy import stats  # not at the top: see fisher_p_values
 
     pooled, passed = nb + nc, cb + cc
@@ -183,7 +185,7 @@ def boschloo_p_values(
         for side, out in (("less", lower), ("greater", higher)):
             p = stats.boschloo_exact(table, alternative=side, n=BOSCHLOO_POINTS).pvalue
             out.append(min(float(p), 1.0))
-    return np.array(lower, dtype=float), np.array(higher, dtype=float)
+    return np.array(lower, dtype=np.float64), np.array(higher, dtype=np.float64)
 
 
 # ---------------------------------------------------------------- multiplicity
