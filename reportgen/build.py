@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import stat
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,16 @@ from .terminal import terminal_safe
 from .views import Json
 from .website.chart import make_charts
 from .website.chart_engine import Converter
-from .website.render import Renderer, SiteOptions, Theme, page_count, warm_content
+from .website.render import (
+    ContentTexts,
+    ContentWorker,
+    Renderer,
+    SiteOptions,
+    Theme,
+    page_count,
+    read_content,
+    site_settings,
+)
 from .website.write import MARKER, check_output, write_site
 
 
@@ -100,16 +108,20 @@ def _site_state(files: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     return len(files), sum(size for size, _ in files.values()), pages
 
 
-def _reusable_pages(cache: Cache, output: Path) -> dict[str, tuple[str, Path]]:
+def _reusable_pages(
+    cache: Cache, output: Path, on_disk: dict[str, tuple[int, int]] | None
+) -> dict[str, tuple[str, Path]]:
     """Pages of the previous build that are still on disk as it wrote them.
 
     The cache's list is untrusted: a page is offered for reuse only when a
     regular file of the same size and time is at its (relative) path.
+    `on_disk` is the previous site's files (None when there is no previous site).
     """
-    recorded = cache.get_pages()
-    if not recorded or not (output / MARKER).is_file():
+    if on_disk is None:
         return {}
-    on_disk = _site_files(output)
+    recorded = cache.get_pages()
+    if not recorded:
+        return {}
     return {
         path: (page_key, output / path)
         for path, (page_key, size, mtime) in recorded.items()
@@ -181,7 +193,9 @@ def build(
     )
     keys = (inputs_key, history_key, site_key)
     previous = cache.get_site(site_key) if cache is not None else None
-    state = _site_state(_site_files(config.output)) if (config.output / MARKER).is_file() else None
+    # The previous site's files, walked once: for the check below and the pages to keep.
+    on_disk = _site_files(config.output) if (config.output / MARKER).is_file() else None
+    state = _site_state(on_disk) if on_disk is not None else None
     if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
@@ -197,8 +211,17 @@ def build(
             reused="nothing changed: kept every file of the previous build",
         )
 
+    reusable = _reusable_pages(cache, config.output, on_disk) if cache is not None else {}
+    content = read_content(theme)
     # vl-convert starts in a child process now (unless the caller started it even
-    # earlier), so its start-up overlaps the reading.
+    # earlier), so its start-up overlaps the reading; the content pages, which
+    # need only the config, are rendered alongside too (those not likely kept).
+    converter = converter or Converter()
+    worker = ContentWorker(
+        content,
+        site_settings(config.title, config.description, config.k, config.confidence),
+        skip=reusable,
+    )
     job = _Job(
         config,
         force,
@@ -210,11 +233,14 @@ def build(
         theme,
         options,
         start,
+        reusable,
+        content,
+        worker,
     )
-    converter = converter or Converter()
     try:
         return _stages(job, converter)
     finally:
+        worker.close()
         converter.close()
 
 
@@ -232,6 +258,10 @@ class _Job:
     theme: Theme
     options: SiteOptions
     start: float
+    #: Pages of the previous build that may be kept: path -> (key, file).
+    reusable: dict[str, tuple[str, Path]]
+    content: ContentTexts
+    worker: ContentWorker
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
@@ -302,27 +332,18 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     else:
         loaded, report = _read_and_estimate(job, reused)
         _last_report = (report_key, loaded, report) if cache is not None else None
-    reusable = _reusable_pages(cache, config.output) if cache is not None else {}
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     charts = cache.get_charts(charts_key) if cache is not None else None
     if charts is not None and charts.fit(report):
         reused.append(f"{charts.count} charts")
     else:
-        # While the chart engine draws in its own process, this one renders the
-        # content pages (their worked examples) that will not be kept.
-        warming = threading.Thread(
-            target=warm_content, args=(job.theme, report, reusable), daemon=True
-        )
-        warming.start()
-        try:
-            charts = make_charts(report, converter)
-        finally:
-            warming.join()
+        charts = make_charts(report, converter)
         if cache is not None:
             cache.put_charts(charts_key, charts)
 
-    renderer = Renderer(report, charts, job.theme, job.options, reusable)
+    job.worker.finish()
+    renderer = Renderer(report, charts, job.theme, job.options, job.reusable, job.content)
     files = renderer.pages()
     total_pages = page_count(report, job.theme, job.options.task_pages)
     try:

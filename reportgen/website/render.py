@@ -11,8 +11,8 @@ sites are served.
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import functools
 import hashlib
 import io
 import itertools
@@ -21,6 +21,7 @@ import math
 import multiprocessing
 import os
 import signal
+import threading
 from collections import deque
 from collections.abc import Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -42,7 +43,7 @@ from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .chart import SiteCharts
-from .content import TaskExample, front_matter, render_content, task_view
+from .content import TaskExample, front_matter, render_content, split_front_matter, task_view
 
 
 def package_folder(name: str) -> Path:
@@ -223,46 +224,158 @@ def pages_by_set(report: Report, setting: TaskPages) -> dict[str, frozenset[int]
     return chosen
 
 
-def site_settings(report: Report) -> dict[str, Any]:
-    """What every template (and content page) sees as `site`."""
+def site_settings(title: str, description: str, k: int, confidence: float) -> dict[str, Any]:
+    """What every template (and content page) sees as `site`: known from the config
+    alone, so the content pages can be rendered before the inputs are read."""
     return {
-        "title": report.title,
-        "description": report.description,
-        "k": report.k,
-        "confidence": report.confidence,
-        "level": percent(report.confidence),
+        "title": title,
+        "description": description,
+        "k": k,
+        "confidence": confidence,
+        "level": percent(confidence),
     }
 
 
-def warm_content(theme: Theme, report: Report, skip: Collection[str] = ()) -> None:
-    """Render the content pages (not among `skip`) into this process's memo.
+#: Content pages as read: page name -> (source path, Markdown text).
+ContentTexts = dict[str, tuple[str, str]]
 
-    Run in a thread while the chart engine draws: their worked examples are most
-    of a small build's rendering, and the engine works in another process.
-    Errors are left for the real rendering, which reports them with their place.
-    """
-    site = site_settings(report)
-    for name, path in theme.content_pages().items():
-        if f"{name}.html" in skip:
-            continue
-        try:
-            _content_page(path.read_text(encoding="utf-8"), site, str(path))
-        except Exception:  # reported, with its place, by the rendering that follows
-            return
+
+def read_content(theme: Theme) -> ContentTexts:
+    """Every content page's source and text, read once per build."""
+    return {
+        name: (str(path), path.read_text(encoding="utf-8"))
+        for name, path in theme.content_pages().items()
+    }
+
+
+#: Rendered content pages of this process, by (text, site settings, source): their
+#: worked examples take a while, and `serve` asks for the same pages again after
+#: every edit to something else. A few entries, the oldest dropped first.
+_CONTENT_MEMO: dict[tuple[str, tuple[tuple[str, Any], ...], str], tuple[str, dict[str, Any]]] = {}
+_CONTENT_MEMO_SIZE = 16
 
 
 def _content_page(text: str, site: dict[str, Any], source: str) -> tuple[str, dict[str, Any]]:
-    html, meta = _rendered_content(text, tuple(site.items()), source)
+    memo_key = (text, tuple(site.items()), source)
+    found = _CONTENT_MEMO.get(memo_key)
+    if found is None:
+        found = render_content(text, site, source)
+        _remember_content(memo_key, found)
+    html, meta = found
     return html, dict(meta)
 
 
-@functools.lru_cache(maxsize=16)
-def _rendered_content(
-    text: str, site: tuple[tuple[str, Any], ...], source: str
-) -> tuple[str, dict[str, Any]]:
-    # Content pages compute their worked examples, which takes a while; `serve`
-    # asks for the same pages again after every edit to something else.
-    return render_content(text, dict(site), source)
+def _remember_content(
+    memo_key: tuple[str, tuple[tuple[str, Any], ...], str], page: tuple[str, dict[str, Any]]
+) -> None:
+    _CONTENT_MEMO[memo_key] = page
+    while len(_CONTENT_MEMO) > _CONTENT_MEMO_SIZE:
+        del _CONTENT_MEMO[next(iter(_CONTENT_MEMO))]
+
+
+class ContentWorker:
+    """Renders content pages alongside the rest of the build, into this process's memo.
+
+    Their worked examples (simulations, exact tests, a large Jinja template to
+    compile) are most of a small build's work and need only the site settings,
+    so they start before the inputs are read: in a forked child process, which
+    has a core of its own, or, where forking is not safe (another thread is
+    running, as in `serve`, or no fork on this system), in a thread. Errors are
+    left for the real rendering, which reports them with their place.
+    """
+
+    def __init__(self, content: ContentTexts, site: dict[str, Any], skip: Collection[str]) -> None:
+        self.site = site
+        self.todo = [
+            (source, text)
+            for name, (source, text) in content.items()
+            if f"{name}.html" not in skip
+            and (text, tuple(site.items()), source) not in _CONTENT_MEMO
+        ]
+        self.pid: int | None = None
+        self.reader: int | None = None
+        self.thread: threading.Thread | None = None
+        if not self.todo:
+            return
+        if hasattr(os, "fork") and threading.active_count() == 1:
+            self._fork()
+        else:
+            self.thread = threading.Thread(target=self._render_here, daemon=True)
+            self.thread.start()
+
+    def _render_here(self) -> None:
+        for source, text in self.todo:
+            try:
+                _content_page(text, self.site, source)
+            except Exception:  # reported, with its place, by the rendering that follows
+                return
+
+    def _fork(self) -> None:
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: render, send the HTML as JSON, and leave at once
+            status = 1
+            try:
+                os.close(reader)
+                # Hold no copy of the parent's other pipes (the chart engine's input
+                # among them): the chart engine must see its input end when the parent
+                # closes it, not when this child exits.
+                os.closerange(3, writer)
+                os.closerange(writer + 1, _MAX_FD)
+                pages: list[str | None] = []
+                for source, text in self.todo:
+                    try:
+                        pages.append(render_content(text, self.site, source)[0])
+                    except Exception:
+                        pages.append(None)
+                with os.fdopen(writer, "wb") as out:
+                    out.write(json.dumps(pages).encode("utf-8"))
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(writer)
+        self.pid, self.reader = pid, reader
+
+    def finish(self) -> None:
+        """Wait for the pages and keep them in the memo (any that failed are rendered later)."""
+        if self.thread is not None:
+            self.thread.join()
+            return
+        if self.reader is None:
+            return
+        with os.fdopen(self.reader, "rb") as stream:
+            self.reader = None
+            data = stream.read()
+        self._reap()
+        try:
+            pages = json.loads(data)
+        except ValueError:
+            return  # the child failed: the pages are rendered here instead
+        if not isinstance(pages, list) or len(pages) != len(self.todo):
+            return
+        for (source, text), html in zip(self.todo, pages, strict=True):
+            if isinstance(html, str):
+                meta = split_front_matter(text)[1]
+                _remember_content((text, tuple(self.site.items()), source), (html, meta))
+
+    def close(self) -> None:
+        """Stop the child if the build ends without its pages (an error, Ctrl-C)."""
+        if self.reader is not None:
+            os.close(self.reader)
+            self.reader = None
+        if self.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap()
+
+    def _reap(self) -> None:
+        if self.pid is not None:
+            os.waitpid(self.pid, 0)
+            self.pid = None
+
+
+#: Descriptors a forked content worker closes (all but its own pipe).
+_MAX_FD = 1 << 16
 
 
 def _depth_root(path: str) -> str:
@@ -277,6 +390,7 @@ class Renderer:
         theme: Theme,
         options: SiteOptions,
         reusable: Mapping[str, tuple[str, Path]] | None = None,
+        content: ContentTexts | None = None,
     ) -> None:
         self.report = report
         self.charts = charts
@@ -290,13 +404,13 @@ class Renderer:
         #: How many pages of the previous build were kept.
         self.kept = 0
         self._closures: dict[str, str | None] = {}
-        self.site = site_settings(report)
+        self.site = site_settings(report.title, report.description, report.k, report.confidence)
         # Content pages are read up front: their titles make the navigation, which
         # is the same on every page. They are rendered only when not kept.
         self.content: dict[str, tuple[str, str, dict[str, Any]]] = {}
-        for name, path in theme.content_pages().items():
-            text = path.read_text(encoding="utf-8")
-            self.content[name] = (str(path), text, front_matter(text, str(path)))
+        texts = read_content(theme) if content is None else content
+        for name, (source, text) in texts.items():
+            self.content[name] = (source, text, front_matter(text, source))
         ordered = sorted(
             self.content.items(),
             key=lambda item: (item[1][2].get("order", 99), item[0]),
