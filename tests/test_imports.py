@@ -79,6 +79,11 @@ def test_terminal_commands_skip_the_site_stack(argv: tuple[str, ...]) -> None:
         # The calculator needs numpy and scipy.special; scipy.stats alone costs more
         # than the rest of a run (the per-task tests import it only when they run).
         assert "scipy.stats" not in modules
+    if argv[0] == "estimate":
+        # The calculator needs the statistics and the terminal tables, not the readers
+        # (nor YAML), the config, the report model or the history.
+        heavy = ("reportgen.readers", "reportgen.config", "reportgen.report", "reportgen.history")
+        assert not [m for m in modules if m == "yaml" or m.startswith(heavy)]
 
 
 def test_check_skips_the_site_stack(example_site: Path) -> None:

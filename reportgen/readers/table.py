@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..counts import EXCLUDED, FAIL, PASS
+from ..counts import EXCLUDED, FAIL, MAX_COUNT, PASS
 from .base import (
-    MAX_COUNT,
     Reader,
     Source,
     Tally,

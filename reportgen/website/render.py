@@ -37,7 +37,8 @@ from .. import __version__
 from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
-from ..report import COVERAGE_NAMES, ComparisonReport, Report, SetReport, task_csv_rows
+from ..report import ComparisonReport, Report, SetReport, task_csv_rows
+from ..stats.coverage import COVERAGE_NAMES
 from ..terminal import fixed, isolate_bidi, p_value, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
