@@ -20,7 +20,6 @@ from .readers import Loaded, load_sources
 from .report import Report, build_report
 from .terminal import terminal_safe
 from .views import Json
-from .website.chart import make_charts
 from .website.chart_engine import Converter
 from .website.render import (
     ContentTexts,
@@ -338,6 +337,8 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     if charts is not None and charts.fit(report):
         reused.append(f"{charts.count} charts")
     else:
+        from .website.chart import make_charts  # Altair loads only to draw
+
         charts = make_charts(report, converter)
         if cache is not None:
             cache.put_charts(charts_key, charts)

@@ -44,7 +44,7 @@ from ..terminal import fixed, isolate_bidi, p_value, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
-from .chart import SiteCharts
+from .charts import SiteCharts
 from .content import TaskExample, front_matter, render_content, split_front_matter, task_view
 
 
