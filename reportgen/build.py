@@ -347,6 +347,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     renderer = Renderer(report, charts, job.theme, job.options, job.reusable, job.content)
     files = renderer.pages()
     total_pages = page_count(report, job.theme, job.options.task_pages)
+    on_disk: dict[str, tuple[int, int]] = {}  # the new site's files, as written
     try:
         written, size = write_site(
             config.output,
@@ -354,6 +355,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             force=job.force,
             on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
             inputs=_inputs(config),
+            written_files=on_disk,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
@@ -362,7 +364,6 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             f"--output: {config.output}: cannot write the site: {os_reason(error)}"
         ) from None
     progress.clear()
-    on_disk = _site_files(config.output)
     state = _site_state(on_disk)
     if cache is not None:
         cache.put_site(site_key, (state, len(report.sets)))

@@ -67,11 +67,14 @@ def write_site(
     force: bool = False,
     on_file: Callable[[int], None] | None = None,
     inputs: Iterable[Path] = (),
+    written_files: dict[str, tuple[int, int]] | None = None,
 ) -> tuple[int, int]:
     """Write every (relative path, bytes) and swap the result in. Returns (files, bytes).
 
     A Path instead of bytes is a file of the previous build to keep as it is: it is
-    linked into the new site (copied where links are not possible).
+    linked into the new site (copied where links are not possible). `written_files`,
+    when given, receives every file of the new site (the marker too) as relative
+    path -> (size, mtime in ns), what walking the site afterwards would find.
     """
     output = check_output(output, force, inputs)
     parent = output.parent
@@ -90,14 +93,15 @@ def write_site(
                 staging.joinpath(*relative.parent.parts).mkdir(parents=True, exist_ok=True)
                 folders.add(relative.parent)
             target = os.path.join(staging, *relative.parts)
-            if isinstance(data, Path):
-                total += _keep_file(data, target)
-            else:
-                _write_file(target, data)
-                total += len(data)
+            info = _keep_file(data, target) if isinstance(data, Path) else _write_file(target, data)
+            total += info.st_size
+            if written_files is not None:
+                written_files[relative.as_posix()] = (info.st_size, info.st_mtime_ns)
             if on_file is not None:
                 on_file(len(written))
-        (staging / MARKER).write_bytes(_MARKER_TEXT)
+        marker = _write_file(os.path.join(staging, MARKER), _MARKER_TEXT)
+        if written_files is not None:
+            written_files[MARKER] = (marker.st_size, marker.st_mtime_ns)
         os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
         _swap(staging, output)
     except BaseException:
@@ -106,7 +110,8 @@ def write_site(
     return len(written), total
 
 
-def _write_file(path: str, data: bytes) -> None:
+def _write_file(path: str, data: bytes) -> os.stat_result:
+    """Write a new file; its size and time as written."""
     # os-level calls: a large site has tens of thousands of small files, and
     # pathlib's open/write layers cost more than the write itself.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -114,17 +119,18 @@ def _write_file(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        return os.fstat(fd)
     finally:
         os.close(fd)
 
 
-def _keep_file(previous: Path, path: str) -> int:
-    """Link a file of the previous build into the new one; its size in bytes."""
+def _keep_file(previous: Path, path: str) -> os.stat_result:
+    """Link a file of the previous build into the new one; its size and time."""
     try:
         os.link(previous, path, follow_symlinks=False)
     except OSError:
         shutil.copyfile(previous, path, follow_symlinks=False)
-    return os.lstat(path).st_size
+    return os.lstat(path)
 
 
 def _swap(staging: Path, output: Path) -> None:
