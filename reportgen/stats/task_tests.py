@@ -68,16 +68,18 @@ BOSCHLOO_POINTS = 32
 
 
 #: Tables small enough for the exact tails below: at most this many pooled runs in
-#: one task, and this many in all. Beyond, scipy.stats does the work (importing it
-#: costs most of a second, which a build's worked examples should not pay).
+#: one task, and a sum over tasks of pooled runs squared (the work of summing a
+#: tail in whole numbers grows about so) of at most EXACT_BUDGET: about half a
+#: second, as much as importing scipy.stats, which does the work beyond. 10,000
+#: tasks of 100 runs a side fit; a build's worked examples never import it.
 EXACT_MAX_POOLED = 2000
-EXACT_MAX_TOTAL = 200_000
+EXACT_BUDGET = 500_000_000
 
 
 def _exact_sized(nb: np.ndarray, nc: np.ndarray) -> bool:
-    pooled = nb + nc
+    pooled = (nb + nc).astype(np.float64)
     return pooled.size == 0 or (
-        int(pooled.max()) <= EXACT_MAX_POOLED and int(pooled.sum()) <= EXACT_MAX_TOTAL
+        float(pooled.max()) <= EXACT_MAX_POOLED and float(np.sum(pooled * pooled)) <= EXACT_BUDGET
     )
 
 

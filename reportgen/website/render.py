@@ -609,7 +609,6 @@ class Renderer:
     def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes | Path]]:
         charts = self.charts.by_set[s.id]
         order = s.order_least_reliable()
-        views = [task_view(s.estimates.tasks, i) for i in range(len(s.tasks))]
         snip = snippets(self.report, s, self.options.base_url)
         pages = self.with_pages[s.id]
         yield self._kept("set.html", s.page, self.set_keys[s.id]) or self._page(
@@ -629,8 +628,7 @@ class Renderer:
         yield f"badges/{s.id}.json", badge_json(s)
         yield f"badges/{s.id}.svg", badge_svg(s)
         yield f"badges/{s.id}.md", snippets_markdown(self.report, s, self.options.base_url)
-        rank = {i: position + 1 for position, i in enumerate(order)}
-        yield from self._task_pages(s, views, rank, pages)
+        yield from self._task_pages(s, order, pages)
 
     def task_page(
         self, s: SetReport, views: list[TaskExample], rank: dict[int, int], i: int
@@ -648,11 +646,7 @@ class Renderer:
         )
 
     def _task_pages(
-        self,
-        s: SetReport,
-        views: list[TaskExample],
-        rank: dict[int, int],
-        pages: frozenset[int],
+        self, s: SetReport, order: list[int], pages: frozenset[int]
     ) -> Iterator[tuple[str, bytes | Path]]:
         """Task pages in task order; many of them are rendered by forked workers.
 
@@ -669,6 +663,11 @@ class Renderer:
                 yield kept
             else:
                 todo.append(i)
+        if not todo:
+            return
+        # Only for pages to render: a rebuild that keeps them all skips this.
+        views = [task_view(s.estimates.tasks, i) for i in range(len(s.tasks))]
+        rank = {i: position + 1 for position, i in enumerate(order)}
         workers = _worker_count(len(todo))
         if workers < 2:
             for i in todo:
