@@ -344,7 +344,9 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             cache.put_charts(charts_key, charts)
 
     job.worker.finish()
-    renderer = Renderer(report, charts, job.theme, job.options, job.reusable, job.content)
+    renderer = Renderer(
+        report, charts, job.theme, job.options, job.reusable, job.content, cache is not None
+    )
     files = renderer.pages()
     total_pages = page_count(report, job.theme, job.options.task_pages)
     on_disk: dict[str, tuple[int, int]] = {}  # the new site's files, as written

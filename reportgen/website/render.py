@@ -393,6 +393,7 @@ class Renderer:
         options: SiteOptions,
         reusable: Mapping[str, tuple[str, Path]] | None = None,
         content: ContentTexts | None = None,
+        record_keys: bool = True,
     ) -> None:
         self.report = report
         self.charts = charts
@@ -401,8 +402,10 @@ class Renderer:
         self.env = environment(theme)
         #: Pages of the previous build that may be kept: path -> (key, file).
         self.reusable = reusable or {}
-        #: What each page was made from, as a key: filled while pages are made.
+        #: What each page was made from, as a key: filled while pages are made, unless
+        #: record_keys is false (a build without the cache keeps none of them).
         self.keys: dict[str, str] = {}
+        self.record_keys = record_keys or bool(self.reusable)
         #: How many pages of the previous build were kept.
         self.kept = 0
         self._closures: dict[str, str | None] = {}
@@ -498,7 +501,14 @@ class Renderer:
                 continue
             try:
                 source = self.env.loader.get_source(self.env, current)[0]  # type: ignore[union-attr]
-                referenced = list(jinja2.meta.find_referenced_templates(self.env.parse(source)))
+                referenced = _REFERENCES.get(source)
+                if referenced is None:
+                    if len(_REFERENCES) > 256:  # `serve` after many edits
+                        _REFERENCES.clear()
+                    parsed = self.env.parse(source)
+                    referenced = _REFERENCES[source] = list(
+                        jinja2.meta.find_referenced_templates(parsed)
+                    )
             except jinja2.TemplateError:
                 # A template that cannot be read here (a syntax error, which rendering
                 # reports with its place, or an include that is never reached and does
@@ -515,6 +525,8 @@ class Renderer:
 
     def _kept(self, template: str, path: str, *data: Any) -> tuple[str, Path] | None:
         """Records the page's key; returns the previous build's file if it may be kept."""
+        if not self.record_keys:
+            return None
         template_key = self._template_key(template)
         if template_key is None:
             return None
@@ -522,6 +534,8 @@ class Renderer:
 
     def _kept_file(self, path: str, *data: Any) -> tuple[str, Path] | None:
         """_kept for a file made without a template (report.json, tasks.csv)."""
+        if not self.record_keys:
+            return None
         key = _digest(path, *data)
         self.keys[path] = key
         previous = self.reusable.get(path)
@@ -695,6 +709,10 @@ class Renderer:
         finally:
             _WORK = None
 
+
+#: The templates a template's source names (None for a name known only at run
+#: time), by source: base.html is in every page's closure, parsed once.
+_REFERENCES: dict[str, list[str | None]] = {}
 
 #: The calculator page, linked from the navigation of every page.
 CALCULATOR_PAGE = "calculator.html"
