@@ -358,6 +358,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
             inputs=_inputs(config),
             written_files=on_disk,
+            on_staging=renderer.set_staging,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reportgen.build import _site_files
 from reportgen.website.write import write_site
 
@@ -18,3 +20,30 @@ def test_write_site_reports_the_files_a_walk_finds(tmp_path: Path) -> None:
     write_site(tmp_path / "site", files, written_files=reported)
     assert reported == _site_files(tmp_path / "site")
     assert len(reported) == 4  # and the marker
+
+
+def test_files_written_by_workers_count_and_a_failure_leaves_nothing(tmp_path: Path) -> None:
+    from collections.abc import Iterator
+
+    from reportgen.website.write import Written, write_staged
+
+    staging: list[str] = []
+
+    def pages(fail: bool) -> Iterator[tuple[str, bytes | Path | Written]]:
+        yield "index.html", b"<p>home</p>"
+        # What a rendering worker does: write into the staging folder itself.
+        yield "sets/a/tasks/t.html", write_staged(staging[-1], "sets/a/tasks/t.html", b"<p>t</p>")
+        if fail:
+            raise ValueError("a template failed")
+
+    reported: dict[str, tuple[int, int]] = {}
+    files, size = write_site(
+        tmp_path / "site", pages(False), written_files=reported, on_staging=staging.append
+    )
+    assert (files, size) == (2, len(b"<p>home</p>") + len(b"<p>t</p>"))
+    assert reported == _site_files(tmp_path / "site")
+    assert (tmp_path / "site" / "sets/a/tasks/t.html").read_bytes() == b"<p>t</p>"
+
+    with pytest.raises(ValueError, match="a template failed"):
+        write_site(tmp_path / "other", pages(True), on_staging=staging.append)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no staging left behind

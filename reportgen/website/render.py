@@ -46,6 +46,7 @@ from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import SiteCharts
 from .content import TaskExample, front_matter, render_content, split_front_matter, task_view
+from .write import Written, write_staged
 
 
 def package_folder(name: str) -> Path:
@@ -406,6 +407,9 @@ class Renderer:
         #: record_keys is false (a build without the cache keeps none of them).
         self.keys: dict[str, str] = {}
         self.record_keys = record_keys or bool(self.reusable)
+        #: The folder write_site stages the site in, once it has made it (set_staging):
+        #: rendering workers then write their pages into it themselves.
+        self.staging: str | None = None
         #: How many pages of the previous build were kept.
         self.kept = 0
         self._closures: dict[str, str | None] = {}
@@ -437,6 +441,9 @@ class Renderer:
             s.id: _digest(self.site_key, result_set_digest(s.result_set), trends.get(s.id))
             for s in report.sets
         }
+
+    def set_staging(self, folder: str) -> None:
+        self.staging = folder
 
     # -- helpers
 
@@ -547,7 +554,7 @@ class Renderer:
 
     # -- pages
 
-    def pages(self) -> Iterator[tuple[str, bytes | Path]]:
+    def pages(self) -> Iterator[tuple[str, bytes | Path | Written]]:
         """Every file of the site as (relative path, bytes), in a fixed order.
 
         A page whose template and data are those of a page of the previous build
@@ -561,7 +568,7 @@ class Renderer:
         if self.options.base_url:
             yield "sitemap.xml", sitemap(self.options.base_url, html_pages)
 
-    def _files(self) -> Iterator[tuple[str, bytes | Path]]:
+    def _files(self) -> Iterator[tuple[str, bytes | Path | Written]]:
         report = self.report
         yield self._kept("index.html", "index.html", self.set_keys) or self._page(
             "index.html", "index.html", report=report, charts=self.charts.overview
@@ -620,7 +627,7 @@ class Renderer:
         if SCRIPT_PATH not in assets:  # a theme may ship its own build of the script
             yield SCRIPT_PATH, calculator_script(package_folder("templates"))
 
-    def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes | Path]]:
+    def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes | Path | Written]]:
         charts = self.charts.by_set[s.id]
         order = s.order_least_reliable()
         snip = snippets(self.report, s, self.options.base_url)
@@ -661,7 +668,7 @@ class Renderer:
 
     def _task_pages(
         self, s: SetReport, order: list[int], pages: frozenset[int]
-    ) -> Iterator[tuple[str, bytes | Path]]:
+    ) -> Iterator[tuple[str, bytes | Path | Written]]:
         """Task pages in task order; many of them are rendered by forked workers.
 
         Pages the previous build made from the same template and data are kept.
@@ -697,7 +704,7 @@ class Renderer:
             ) as pool:
                 # A few chunks in flight per worker, not all of them: finished pages
                 # wait here only until they are written, which bounds the memory.
-                pending: deque[Future[list[tuple[str, bytes]]]] = deque()
+                pending: deque[Future[list[tuple[str, bytes | Written]]]] = deque()
                 queue = iter(chunks)
                 for chunk in itertools.islice(queue, 2 * workers):
                     pending.append(pool.submit(_render_chunk, chunk))
@@ -835,10 +842,15 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _render_chunk(indices: list[int]) -> list[tuple[str, bytes]]:
+def _render_chunk(indices: list[int]) -> list[tuple[str, bytes | Written]]:
     assert _WORK is not None, "runs only in a forked worker"
     renderer, s, views, rank = _WORK
-    return [renderer.task_page(s, views, rank, i) for i in indices]
+    pages = [renderer.task_page(s, views, rank, i) for i in indices]
+    if renderer.staging is None:
+        return list(pages)
+    # Written here, in parallel with the other workers, rather than sent back whole
+    # for the parent to write one by one.
+    return [(path, write_staged(renderer.staging, path, data)) for path, data in pages]
 
 
 # One list item per run, built here rather than in a template loop: a task with
@@ -928,5 +940,5 @@ def render_site(
     charts: SiteCharts,
     theme: Theme,
     options: SiteOptions,
-) -> Iterator[tuple[str, bytes | Path]]:
+) -> Iterator[tuple[str, bytes | Path | Written]]:
     return Renderer(report, charts, theme, options).pages()

@@ -9,10 +9,12 @@ build, the working folder or the home folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import UserError
@@ -54,6 +56,27 @@ def check_output(output: Path, force: bool, inputs: Iterable[Path] = ()) -> Path
     return target
 
 
+@dataclass(frozen=True)
+class Written:
+    """A file already written into the staging folder (by a rendering worker process):
+    its size and time, for write_site to count and report."""
+
+    size: int
+    mtime_ns: int
+
+
+def write_staged(staging: str, name: str, data: bytes) -> Written:
+    """Write one file of the site into the staging folder write_site made.
+
+    For worker processes, so that a large site's files are created by several
+    processes at once instead of all by the one that swaps the site in.
+    """
+    relative = _safe_relative(name)
+    os.makedirs(os.path.join(staging, *relative.parent.parts), exist_ok=True)
+    info = _write_file(os.path.join(staging, *relative.parts), data)
+    return Written(info.st_size, info.st_mtime_ns)
+
+
 def _safe_relative(name: str) -> PurePosixPath:
     path = PurePosixPath(name)
     if path.is_absolute() or ".." in path.parts or not path.parts:
@@ -63,11 +86,12 @@ def _safe_relative(name: str) -> PurePosixPath:
 
 def write_site(
     output: Path,
-    files: Iterable[tuple[str, bytes | Path]],
+    files: Iterable[tuple[str, bytes | Path | Written]],
     force: bool = False,
     on_file: Callable[[int], None] | None = None,
     inputs: Iterable[Path] = (),
     written_files: dict[str, tuple[int, int]] | None = None,
+    on_staging: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """Write every (relative path, bytes) and swap the result in. Returns (files, bytes).
 
@@ -75,6 +99,8 @@ def write_site(
     linked into the new site (copied where links are not possible). `written_files`,
     when given, receives every file of the new site (the marker too) as relative
     path -> (size, mtime in ns), what walking the site afterwards would find.
+    `on_staging` is told the staging folder before the first file is asked for, so
+    that workers can write files into it themselves (given here as Written).
     """
     output = check_output(output, force, inputs)
     parent = output.parent
@@ -84,11 +110,20 @@ def write_site(
     folders: set[PurePosixPath] = set()
     total = 0
     try:
+        if on_staging is not None:
+            on_staging(str(staging))
         for name, data in files:
             relative = _safe_relative(name)
             if relative in written:
                 raise ValueError(f"two pages want the same file: {name}")
             written.add(relative)
+            if isinstance(data, Written):
+                total += data.size
+                if written_files is not None:
+                    written_files[relative.as_posix()] = (data.size, data.mtime_ns)
+                if on_file is not None:
+                    on_file(len(written))
+                continue
             if relative.parent not in folders:
                 staging.joinpath(*relative.parent.parts).mkdir(parents=True, exist_ok=True)
                 folders.add(relative.parent)
@@ -105,6 +140,11 @@ def write_site(
         os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
         _swap(staging, output)
     except BaseException:
+        close = getattr(files, "close", None)
+        if close is not None:
+            # Stop the producer first: its workers may still be writing into staging.
+            with contextlib.suppress(Exception):
+                close()
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(written), total
