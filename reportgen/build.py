@@ -88,13 +88,14 @@ def build_date() -> str | None:
 def _site_files(output: Path) -> dict[str, tuple[int, int]]:
     """Every regular file of a built site: relative path -> (size, mtime in ns)."""
     files: dict[str, tuple[int, int]] = {}
+    root = os.path.join(output, "")
     for parent, _, names in os.walk(output):
+        # Relative paths by slicing, not pathlib: a large site has tens of thousands.
+        folder = os.path.join(parent, "")[len(root) :].replace(os.sep, "/")
         for name in names:
-            path = os.path.join(parent, name)
-            info = os.lstat(path)
+            info = os.lstat(os.path.join(parent, name))
             if stat.S_ISREG(info.st_mode):
-                relative = Path(path).relative_to(output).as_posix()
-                files[relative] = (info.st_size, info.st_mtime_ns)
+                files[folder + name] = (info.st_size, info.st_mtime_ns)
     return files
 
 

@@ -47,3 +47,19 @@ def test_files_written_by_workers_count_and_a_failure_leaves_nothing(tmp_path: P
     with pytest.raises(ValueError, match="a template failed"):
         write_site(tmp_path / "other", pages(True), on_staging=staging.append)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no staging left behind
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../up.html", "sets/../../up.html", "", ".", "//"])
+def test_paths_outside_the_site_are_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ValueError, match="refusing to write outside the site"):
+        write_site(tmp_path / "site", [(name, b"x")])
+    assert not (tmp_path / "site").exists()
+
+
+def test_paths_are_normalised_as_posix_paths(tmp_path: Path) -> None:
+    reported: dict[str, tuple[int, int]] = {}
+    write_site(tmp_path / "site", [("sets//a/./t.html", b"x")], written_files=reported)
+    assert (tmp_path / "site" / "sets" / "a" / "t.html").read_bytes() == b"x"
+    assert "sets/a/t.html" in reported
+    with pytest.raises(ValueError, match="two pages want the same file"):
+        write_site(tmp_path / "other", [("a/b.html", b"x"), ("a//b.html", b"y")])
