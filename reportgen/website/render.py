@@ -138,6 +138,7 @@ def environment(theme: Theme) -> jinja2.Environment:
         bytecode_cache=_COMPILED,
         trim_blocks=True,
         lstrip_blocks=True,
+        optimized=False,  # as content.py's: compile time matters more than folding
         # Names and ids come from input files: one with bidirectional marks must
         # not reorder the text around it on the page.
         finalize=_isolated,
