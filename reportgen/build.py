@@ -6,7 +6,6 @@ import datetime as dt
 import os
 import stat
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,17 @@ from .readers import Loaded, load_sources
 from .report import Report, build_report
 from .terminal import terminal_safe
 from .views import Json
-from .website.chart import make_charts
 from .website.chart_engine import Converter
-from .website.render import Renderer, SiteOptions, Theme, page_count, warm_content
+from .website.render import (
+    ContentTexts,
+    ContentWorker,
+    Renderer,
+    SiteOptions,
+    Theme,
+    page_count,
+    read_content,
+    site_settings,
+)
 from .website.write import MARKER, check_output, write_site
 
 
@@ -81,13 +88,14 @@ def build_date() -> str | None:
 def _site_files(output: Path) -> dict[str, tuple[int, int]]:
     """Every regular file of a built site: relative path -> (size, mtime in ns)."""
     files: dict[str, tuple[int, int]] = {}
+    root = os.path.join(output, "")
     for parent, _, names in os.walk(output):
+        # Relative paths by slicing, not pathlib: a large site has tens of thousands.
+        folder = os.path.join(parent, "")[len(root) :].replace(os.sep, "/")
         for name in names:
-            path = os.path.join(parent, name)
-            info = os.lstat(path)
+            info = os.lstat(os.path.join(parent, name))
             if stat.S_ISREG(info.st_mode):
-                relative = Path(path).relative_to(output).as_posix()
-                files[relative] = (info.st_size, info.st_mtime_ns)
+                files[folder + name] = (info.st_size, info.st_mtime_ns)
     return files
 
 
@@ -100,16 +108,20 @@ def _site_state(files: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     return len(files), sum(size for size, _ in files.values()), pages
 
 
-def _reusable_pages(cache: Cache, output: Path) -> dict[str, tuple[str, Path]]:
+def _reusable_pages(
+    cache: Cache, output: Path, on_disk: dict[str, tuple[int, int]] | None
+) -> dict[str, tuple[str, Path]]:
     """Pages of the previous build that are still on disk as it wrote them.
 
     The cache's list is untrusted: a page is offered for reuse only when a
     regular file of the same size and time is at its (relative) path.
+    `on_disk` is the previous site's files (None when there is no previous site).
     """
-    recorded = cache.get_pages()
-    if not recorded or not (output / MARKER).is_file():
+    if on_disk is None:
         return {}
-    on_disk = _site_files(output)
+    recorded = cache.get_pages()
+    if not recorded:
+        return {}
     return {
         path: (page_key, output / path)
         for path, (page_key, size, mtime) in recorded.items()
@@ -181,7 +193,9 @@ def build(
     )
     keys = (inputs_key, history_key, site_key)
     previous = cache.get_site(site_key) if cache is not None else None
-    state = _site_state(_site_files(config.output)) if (config.output / MARKER).is_file() else None
+    # The previous site's files, walked once: for the check below and the pages to keep.
+    on_disk = _site_files(config.output) if (config.output / MARKER).is_file() else None
+    state = _site_state(on_disk) if on_disk is not None else None
     if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
@@ -197,8 +211,17 @@ def build(
             reused="nothing changed: kept every file of the previous build",
         )
 
+    reusable = _reusable_pages(cache, config.output, on_disk) if cache is not None else {}
+    content = read_content(theme)
     # vl-convert starts in a child process now (unless the caller started it even
-    # earlier), so its start-up overlaps the reading.
+    # earlier), so its start-up overlaps the reading; the content pages, which
+    # need only the config, are rendered alongside too (those not likely kept).
+    converter = converter or Converter()
+    worker = ContentWorker(
+        content,
+        site_settings(config.title, config.description, config.k, config.confidence),
+        skip=reusable,
+    )
     job = _Job(
         config,
         force,
@@ -210,11 +233,14 @@ def build(
         theme,
         options,
         start,
+        reusable,
+        content,
+        worker,
     )
-    converter = converter or Converter()
     try:
         return _stages(job, converter)
     finally:
+        worker.close()
         converter.close()
 
 
@@ -232,6 +258,10 @@ class _Job:
     theme: Theme
     options: SiteOptions
     start: float
+    #: Pages of the previous build that may be kept: path -> (key, file).
+    reusable: dict[str, tuple[str, Path]]
+    content: ContentTexts
+    worker: ContentWorker
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
@@ -302,29 +332,25 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     else:
         loaded, report = _read_and_estimate(job, reused)
         _last_report = (report_key, loaded, report) if cache is not None else None
-    reusable = _reusable_pages(cache, config.output) if cache is not None else {}
     progress.update("drawing charts")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     charts = cache.get_charts(charts_key) if cache is not None else None
     if charts is not None and charts.fit(report):
         reused.append(f"{charts.count} charts")
     else:
-        # While the chart engine draws in its own process, this one renders the
-        # content pages (their worked examples) that will not be kept.
-        warming = threading.Thread(
-            target=warm_content, args=(job.theme, report, reusable), daemon=True
-        )
-        warming.start()
-        try:
-            charts = make_charts(report, converter)
-        finally:
-            warming.join()
+        from .website.chart import make_charts  # Altair loads only to draw
+
+        charts = make_charts(report, converter)
         if cache is not None:
             cache.put_charts(charts_key, charts)
 
-    renderer = Renderer(report, charts, job.theme, job.options, reusable)
+    job.worker.finish()
+    renderer = Renderer(
+        report, charts, job.theme, job.options, job.reusable, job.content, cache is not None
+    )
     files = renderer.pages()
     total_pages = page_count(report, job.theme, job.options.task_pages)
+    on_disk: dict[str, tuple[int, int]] = {}  # the new site's files, as written
     try:
         written, size = write_site(
             config.output,
@@ -332,6 +358,8 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             force=job.force,
             on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
             inputs=_inputs(config),
+            written_files=on_disk,
+            on_staging=renderer.set_staging,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
@@ -340,7 +368,6 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             f"--output: {config.output}: cannot write the site: {os_reason(error)}"
         ) from None
     progress.clear()
-    on_disk = _site_files(config.output)
     state = _site_state(on_disk)
     if cache is not None:
         cache.put_site(site_key, (state, len(report.sets)))

@@ -31,7 +31,7 @@ from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded
 from .readers.folder import walk
-from .website.chart import Chart, SiteCharts
+from .website.charts import Chart, SiteCharts
 
 CACHE_DIR = ".reportgen-cache"
 _KEEP = 4  # entries of each kind kept; older ones are removed

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from .config import MAX_K, confidence_extreme
+from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
-from .readers.base import MAX_COUNT, describe, json_loads, not_regular
+from .readers.base import describe, json_loads, not_regular
+from .stats.estimate import MAX_K, confidence_extreme
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
 
 #: report.json versions `check`, `compare` and `plan` read.

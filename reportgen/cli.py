@@ -16,28 +16,30 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
-from .config import (
-    CONFIG_NAME,
-    MAX_K,
-    Config,
-    check_task_pages,
-    confidence_extreme,
-    load_config,
-)
+from .counts import MAX_COUNT
 from .errors import Problems, UserError, os_reason
-from .readers import FORMATS, Source, formats_text, load_sources
-from .readers.base import ERROR_CHOICES, MAX_COUNT, did_you_mean, unprintable
-from .readers.table import FIELDS as COLUMN_FIELDS
-from .report import build_report
 from .stats.coverage import check_coverage
-from .stats.estimate import DEFAULT_CONFIDENCE, EstimateError, estimate_suite
+from .stats.estimate import (
+    DEFAULT_CONFIDENCE,
+    MAX_K,
+    EstimateError,
+    confidence_extreme,
+    estimate_suite,
+)
 from .stats.headline import choose_headline
 from .stats.population import fit_population
-from .terminal import estimate_text, summary_text, terminal_safe
-from .views import estimate_json, summary_json
+from .terminal import estimate_text, terminal_safe
+from .views import estimate_json
+
+if TYPE_CHECKING:
+    from .config import Config
+
+# The readers, the config, the report model and the history are imported where
+# they are used: `estimate` and `plan` need none of them, and only the chosen
+# command's arguments are set up (see build_parser).
 
 #: argparse's sub-parser collection; its class is private to argparse.
 Commands = Any
@@ -144,6 +146,10 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _input_options(parser: argparse.ArgumentParser) -> None:
+    from .config import CONFIG_NAME
+    from .readers import FORMATS
+    from .readers.base import ERROR_CHOICES
+
     parser.add_argument(
         "files",
         nargs="*",
@@ -194,6 +200,10 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
 
 def _config_for(args: argparse.Namespace) -> Config:
     """The config file (if any), then the files and flags given on the command line."""
+    from .config import CONFIG_NAME, Config, check_task_pages, load_config
+    from .readers import Source
+    from .readers.base import unprintable
+
     if args.files and args.config is None:
         config = Config()
     else:
@@ -245,6 +255,9 @@ def _config_for(args: argparse.Namespace) -> Config:
 
 def _columns_flag(text: str) -> tuple[tuple[str, str], ...]:
     """--columns task=instance_id,passed=resolved -> (("task", "instance_id"), ...)."""
+    from .readers.base import did_you_mean, unprintable
+    from .readers.table import FIELDS as COLUMN_FIELDS
+
     pairs = []
     for item in text.split(","):
         field, sep, column = (part.strip() for part in item.partition("="))
@@ -276,6 +289,8 @@ def _threshold_flag(text: str) -> float:
 
 
 def _run_formats(args: argparse.Namespace, out: TextIO) -> int:
+    from .readers import formats_text
+
     out.write(formats_text())
     return EXIT_OK
 
@@ -283,7 +298,7 @@ def _run_formats(args: argparse.Namespace, out: TextIO) -> int:
 def _formats_command(commands: Commands) -> None:
     parser = commands.add_parser(
         "formats",
-        help="list the input formats reportgen reads",
+        help=_HELP["formats"],
         description="List the input formats reportgen reads, in the order it tries them "
         "when detecting a file's format. A folder given as input is read as files of one "
         "of these formats.",
@@ -292,6 +307,11 @@ def _formats_command(commands: Commands) -> None:
 
 
 def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
+    from .readers import load_sources
+    from .report import build_report
+    from .terminal import summary_text
+    from .views import summary_json
+
     config = _config_for(args)
     loaded = load_sources(config.result_sets)
     report = build_report(
@@ -524,7 +544,7 @@ def _sql_command(commands: Commands) -> None:
 
     parser = commands.add_parser(
         "sql",
-        help="print the SQL that turns a warehouse table of runs into per-task counts",
+        help=_HELP["sql"],
         description="Print one GROUP BY query that turns a table of runs (one row per run) "
         "into the per-task counts `reportgen build` reads: task, successes, runs, excluded, "
         "and suite, model, category when mapped. Run it where the data lives, save the "
@@ -560,7 +580,7 @@ def _estimate_command(commands: Commands) -> None:
     """`reportgen estimate` and its arguments."""
     parser = commands.add_parser(
         "estimate",
-        help="compute the estimates for counts typed at the terminal",
+        help=_HELP["estimate"],
         description="Compute pass rate, pass^k (plug-in and unbiased), pass@k and, for several "
         "tasks, reliability@k, from counts given on the command line.",
         epilog="examples:\n  reportgen estimate --successes 16 --runs 20 -k 3\n"
@@ -586,7 +606,7 @@ def _summary_command(commands: Commands) -> None:
     """`reportgen summary` and its arguments."""
     parser = commands.add_parser(
         "summary",
-        help="print per-task counts and estimates of result files",
+        help=_HELP["summary"],
         description="Read result files (or the config) and print, per result set, the per-task "
         "counts and estimates and reliability@k: the report in a terminal or CI log.",
     )
@@ -599,9 +619,11 @@ def _summary_command(commands: Commands) -> None:
 
 def _build_command(commands: Commands) -> None:
     """`reportgen build` and its arguments."""
+    from .config import CONFIG_NAME
+
     parser = commands.add_parser(
         "build",
-        help="write the static HTML report",
+        help=_HELP["build"],
         description=f"Build the report site. Without FILEs, reads ./{CONFIG_NAME}; flags "
         "override its values only when given.",
         epilog="examples:\n  reportgen build\n  reportgen build results.jsonl --output site\n"
@@ -649,7 +671,7 @@ def _serve_command(commands: Commands) -> None:
     """`reportgen serve` and its arguments."""
     parser = commands.add_parser(
         "serve",
-        help="build, serve on 127.0.0.1 and rebuild on changes",
+        help=_HELP["serve"],
         description="Build the report, serve it on 127.0.0.1 for preview, and rebuild whenever "
         "an input file, the config, a template or a content file changes.",
     )
@@ -671,7 +693,7 @@ def _check_command(commands: Commands) -> None:
     """`reportgen check` and its arguments."""
     parser = commands.add_parser(
         "check",
-        help="fail (exit 1) when reliability is below a bar, dropped, or a task regressed",
+        help=_HELP["check"],
         description="A CI gate: exit 1 naming each result set whose reliability@k is below "
         "--min-reliability or dropped by more than --max-drop against --baseline, and, with "
         "--per-task, each task whose pass rate fell beyond noise (a one-sided exact test per "
@@ -745,7 +767,7 @@ def _compare_command(commands: Commands) -> None:
     """`reportgen compare` and its arguments."""
     parser = commands.add_parser(
         "compare",
-        help="paired comparison of two result sets on their shared tasks",
+        help=_HELP["compare"],
         description="Compare result set A with B on the tasks both ran: per-task differences "
         "A - B, their mean with a paired Student-t interval, the correlation, flipped tasks, "
         "and tasks only one side ran.",
@@ -764,7 +786,7 @@ def _plan_command(commands: Commands) -> None:
     """`reportgen plan` and its arguments."""
     parser = commands.add_parser(
         "plan",
-        help="how many runs per task and how many tasks a target precision needs",
+        help=_HELP["plan"],
         description="Answer 'how many runs per task, and how many tasks, do I need' for a target "
         "interval half-width, and the smallest difference a paired comparison would detect.",
         epilog="examples:\n  reportgen plan --target-halfwidth 0.05\n"
@@ -788,7 +810,38 @@ def _plan_command(commands: Commands) -> None:
     parser.set_defaults(handler=_run_plan)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each command: how it sets up its arguments, and its line in `reportgen --help`.
+_HELP = {
+    "formats": "list the input formats reportgen reads",
+    "sql": "print the SQL that turns a warehouse table of runs into per-task counts",
+    "estimate": "compute the estimates for counts typed at the terminal",
+    "summary": "print per-task counts and estimates of result files",
+    "build": "write the static HTML report",
+    "serve": "build, serve on 127.0.0.1 and rebuild on changes",
+    "check": "fail (exit 1) when reliability is below a bar, dropped, or a task regressed",
+    "compare": "paired comparison of two result sets on their shared tasks",
+    "plan": "how many runs per task and how many tasks a target precision needs",
+}
+_COMMANDS: dict[str, Callable[[Commands], None]] = {
+    "estimate": _estimate_command,
+    "summary": _summary_command,
+    "build": _build_command,
+    "serve": _serve_command,
+    "check": _check_command,
+    "compare": _compare_command,
+    "plan": _plan_command,
+    "sql": _sql_command,
+    "formats": _formats_command,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; given the command, only that command's arguments.
+
+    The others are listed (for --help) without their arguments, whose choices
+    and defaults would load the readers and the config: `estimate` runs in about
+    the time numpy and scipy.special take to import, and should stay there.
+    """
     parser = _Parser(
         prog="reportgen",
         description="Turn repeated eval runs into a reliability report (pass^k, pass@k, "
@@ -796,22 +849,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"reportgen {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    _estimate_command(commands)
-    _summary_command(commands)
-    _build_command(commands)
-    _serve_command(commands)
-    _check_command(commands)
-    _compare_command(commands)
-    _plan_command(commands)
-    _sql_command(commands)
-    _formats_command(commands)
+    for name, add in _COMMANDS.items():
+        if command is None or command == name:
+            add(commands)
+        else:
+            commands.add_parser(name, help=_HELP[name])
     return parser
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point: returns the exit status instead of calling sys.exit itself."""
     out = out or sys.stdout
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
     # Output is gathered and passed through terminal_safe, so no name or id read
     # from an input can send escape sequences to the terminal.
     text = io.StringIO()

@@ -21,6 +21,7 @@ from .limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .readers import FORMATS, Source
 from .readers.base import ERROR_CHOICES, did_you_mean, not_regular, unprintable, yaml_load
 from .readers.table import FIELDS as COLUMN_FIELDS
+from .stats.estimate import MAX_K, confidence_extreme
 
 CONFIG_NAME = "reportgen.yaml"
 
@@ -67,22 +68,6 @@ def _text(where: str, value: Any, problems: Problems) -> str | None:
     return str(value)
 
 
-#: The confidence levels reportgen accepts inside (0, 1). Beyond them a level has no
-#: use, and nearer 0 or 1 double precision cannot hold its quantiles:
-#: 0.9999999999999999 made every interval infinite, 1e-300 made Wilson's bounds 0/0.
-MIN_CONFIDENCE = 1e-6
-MAX_CONFIDENCE = 1 - 1e-12
-
-
-def confidence_extreme(value: float) -> str | None:
-    """Why a level strictly between 0 and 1 still cannot be used, or None."""
-    if value < MIN_CONFIDENCE:
-        return f"{value!r} is too close to 0 to compute intervals; use at least 0.000001"
-    if value > MAX_CONFIDENCE:
-        return f"{value!r} is too close to 1 to compute intervals; use at most 0.999999999999"
-    return None
-
-
 def check_confidence(where: str, value: Any, problems: Problems) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         problems.add(f"{where}: expected a number strictly between 0 and 1, got {value!r}")
@@ -92,11 +77,6 @@ def check_confidence(where: str, value: Any, problems: Problems) -> float | None
         problems.add(f"{where}: {extreme}")
         return None
     return float(value)
-
-
-#: The largest k: the estimates are checked against exact arithmetic up to k = n =
-#: 1,000,000, and a k beyond 64-bit integers crashed numpy.
-MAX_K = 10**6
 
 
 def check_k(where: str, value: Any, problems: Problems) -> int | None:

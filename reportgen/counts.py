@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 
 #: Run outcome codes, one byte per run: compact enough for millions of runs.
 PASS, FAIL, EXCLUDED = 1, 0, 2
+#: The most runs one task may have. Larger counts (in a YAML suite, a history or a
+#: report) overflowed numpy's 64-bit integers with a traceback; no eval runs a
+#: task a billion times.
+MAX_COUNT = 10**9
 
 
 @dataclass

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
-from .readers.base import MAX_COUNT, json_loads, not_regular, unprintable
+from .readers.base import json_loads, not_regular, unprintable
 from .stats.compare import Comparison, compare
 from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
 from .stats.task_tests import TaskTests, shared_task_tests

@@ -296,15 +296,6 @@ def build_report(
     return report
 
 
-#: How pages name the intervals of the coverage check.
-COVERAGE_NAMES = {
-    "plugin_t": "plug-in, Student-t across tasks",
-    "unbiased_t": "unbiased, Student-t across tasks",
-    "bootstrap": "two-stage bootstrap",
-    "clustered_plugin": "plug-in, clustered by category",
-    "clustered_unbiased": "unbiased, clustered by category",
-}
-
 #: Target half-widths the planner section of each result set's page answers for.
 PLAN_TARGETS = (0.10, 0.05, 0.02)
 

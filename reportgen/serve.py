@@ -34,8 +34,9 @@ Snapshot = dict[str, tuple[int, int]]
 
 #: URLs the preview server answers itself; no file of a site starts with this.
 LIVE_PREFIX = "/__reportgen__/"
-#: How often open pages ask whether the site was rebuilt, in milliseconds.
-POLL_MS = 250
+#: How often open pages ask whether the site was rebuilt, in milliseconds: a tiny
+#: request to this machine, so often enough that a reload follows a save at once.
+POLL_MS = 100
 
 # The script every served page loads. It reloads the page when the build number
 # changes, and shows the last build's errors over the page until they are fixed.

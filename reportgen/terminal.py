@@ -6,11 +6,14 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from .report import COVERAGE_NAMES, Report
-from .stats.coverage import CoverageCheck
+from .stats.coverage import COVERAGE_NAMES, CoverageCheck
 from .stats.estimate import SuiteEstimates, SuiteInterval
 from .stats.headline import Headline
+
+if TYPE_CHECKING:  # the report model (and the history) load only for `summary`
+    from .report import Report
 
 # Characters that change how a terminal or a page shows the text after them: C0 and
 # C1 controls (ESC starts the terminal's escape sequences; CR rewrites a line), the

@@ -11,8 +11,6 @@ import math
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .history import HISTORY_FILE, SiteHistory, TrendPoint
-from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .stats.bootstrap import BootstrapInterval, TwoStageBootstrap
 from .stats.clustered import ClusteredInterval, ClusteredReliability
 from .stats.compare import Comparison
@@ -24,6 +22,7 @@ from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
 
 if TYPE_CHECKING:  # the report model imports these views
+    from .history import SiteHistory, TrendPoint
     from .report import Report, SetReport
 
 #: report.json's layout version: 2 added the headline choice and the coverage check,
@@ -432,6 +431,10 @@ def trend_json(points: list[TrendPoint]) -> list[Json]:
 
 def history_json(history: SiteHistory) -> Json:
     """report.json's "history" key."""
+    # The history module (and the readers it uses) loads only for the views of a
+    # history: `estimate --format json` goes without it.
+    from .history import HISTORY_FILE
+
     return {
         "label": history.label,
         "builds": [e["label"] for e in history.entries],
@@ -446,6 +449,8 @@ def _pass_rate_interval(s: SetReport) -> SuiteInterval:
 
 def history_entry(report: Report, label: str) -> Json:
     """This build's line of the history."""
+    from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION  # see history_json
+
     return {
         "schema_version": HISTORY_SCHEMA_VERSION,
         "label": label,

@@ -391,11 +391,11 @@ def test_item9_disk_full_leaves_previous_site(
     write_file = write._write_file
     written: list[str] = []
 
-    def fills_up(path: str, data: bytes) -> None:
+    def fills_up(path: str, data: bytes) -> os.stat_result:
         if len(written) == 3:  # a few files fit, then the disk is full
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         written.append(path)
-        write_file(path, data)
+        return write_file(path, data)
 
     monkeypatch.setattr(write, "_write_file", fills_up)
     (line,) = errors_of(["build", str(runs), "-o", str(site), "--no-cache"], capsys)

@@ -79,6 +79,11 @@ def test_terminal_commands_skip_the_site_stack(argv: tuple[str, ...]) -> None:
         # The calculator needs numpy and scipy.special; scipy.stats alone costs more
         # than the rest of a run (the per-task tests import it only when they run).
         assert "scipy.stats" not in modules
+    if argv[0] == "estimate":
+        # The calculator needs the statistics and the terminal tables, not the readers
+        # (nor YAML), the config, the report model or the history.
+        heavy = ("reportgen.readers", "reportgen.config", "reportgen.report", "reportgen.history")
+        assert not [m for m in modules if m == "yaml" or m.startswith(heavy)]
 
 
 def test_check_skips_the_site_stack(example_site: Path) -> None:
@@ -102,3 +107,30 @@ def test_the_probe_sees_the_site_stack_when_building(tmp_path: Path) -> None:
     assert status == 0
     # vl-convert runs in its own process (website/chart_engine.py), so it is not here.
     assert {"jinja2", "altair", "markdown_it", "reportgen.website"} <= modules
+    # The worked examples' Fisher p-values are summed exactly for small tables, so a
+    # build without a history never pays the second scipy.stats takes to import.
+    assert "scipy.stats" not in modules
+
+
+def test_a_rebuild_with_its_charts_cached_skips_altair(tmp_path: Path) -> None:
+    # Charts are reused by what they show; a template edit leaves them as they were,
+    # so the rebuild must not pay for importing Altair.
+    results = tmp_path / "runs.jsonl"
+    results.write_text(
+        "".join(
+            json.dumps({"task": f"t{i}", "run": r, "passed": (i + r) % 3 != 0}) + "\n"
+            for i in range(3)
+            for r in range(4)
+        )
+    )
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "404.html").write_text((ROOT / "templates" / "404.html").read_text())
+    argv = ("build", str(results), "--output", str(tmp_path / "site"), "--templates", str(theme))
+    status, modules = _loaded_modules(*argv)
+    assert status == 0 and "altair" in modules
+    (theme / "404.html").write_text((theme / "404.html").read_text() + "<!-- edited -->\n")
+    status, modules = _loaded_modules(*argv)
+    assert status == 0
+    assert "altair" not in modules
+    assert "edited" in (tmp_path / "site" / "404.html").read_text()

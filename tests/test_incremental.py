@@ -127,6 +127,8 @@ def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
     first = build(load_config(config_path))
     site = project / "site"
     task_pages = len(list(site.glob("sets/*/tasks/*.html")))
+    data_files = ["report.json", *(p.relative_to(site) for p in site.glob("sets/*/tasks.csv"))]
+    first_inodes = {name: (site / name).stat().st_ino for name in data_files}
 
     faq = project / "content" / "faq.md"
     faq.write_text(faq.read_text() + "\nOne more answer.\n")
@@ -139,6 +141,9 @@ def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
     after_task = build(load_config(config_path))
     assert _kept_pages(after_task.reused) == first.pages - task_pages
     assert all("<p>new</p>" in p.read_text() for p in site.glob("sets/*/tasks/*.html"))
+    # Files made without a template are kept (linked, not written again) while their
+    # data is unchanged.
+    assert {name: (site / name).stat().st_ino for name in data_files} == first_inodes
 
     # One run of one result set: that set's pages, the overview and the comparison.
     runs = project / "results" / "beta.jsonl"
@@ -152,6 +157,9 @@ def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
     assert beta_pages > 0 and comparisons == 1
     redone = first.pages - _kept_pages(after_run.reused)
     assert redone == beta_pages + 1 + comparisons  # and the overview
+    written = {name for name in data_files if (site / name).stat().st_ino != first_inodes[name]}
+    beta_table = next(name for name in data_files if "beta" in str(name))
+    assert written == {"report.json", beta_table}
 
 
 def test_a_template_that_cannot_be_followed_is_always_rendered(project: Path) -> None:

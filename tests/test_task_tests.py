@@ -17,6 +17,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from bench.bench_task_tests import simulate, with_drops
+from reportgen.stats import task_tests as task_tests_module
 from reportgen.stats.estimate import EstimateError
 from reportgen.stats.task_tests import (
     IMPROVED,
@@ -115,6 +116,38 @@ def test_smallest_p_is_the_least_over_every_table_with_these_margins(
     assert smallest_lower[0] == pytest.approx(min(lowers), rel=1e-9)
     highers = [fisher_p_values([passed - x], [nb], [x], [nc])[1][0] for x in support]
     assert smallest_higher[0] == pytest.approx(min(highers), rel=1e-9)
+
+
+def test_exact_tails_and_scipy_tails_agree_around_the_size_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Small tables are summed in whole numbers, large ones by scipy.stats.hypergeom:
+    # the two must give the same p-values, also for tables near EXACT_MAX_POOLED.
+    rng = np.random.default_rng(17)
+    nb = rng.integers(1, 1000, size=60)
+    nc = rng.integers(1, 1000, size=60)
+    nb[:3], nc[:3] = (1, 999, 1000), (1, 1000, 1000)  # pooled 2, 1999 and 2000 runs
+    cb = rng.integers(0, nb + 1)
+    cc = rng.integers(0, nc + 1)
+    cb[3], cc[3] = nb[3], 0  # the most extreme fall: a tiny p-value
+    exact = fisher_p_values(cb, nb, cc, nc) + fisher_smallest_p_values(cb, nb, cc, nc)
+    monkeypatch.setattr(task_tests_module, "EXACT_MAX_POOLED", 0)
+    by_scipy = fisher_p_values(cb, nb, cc, nc) + fisher_smallest_p_values(cb, nb, cc, nc)
+    for ours, theirs in zip(exact, by_scipy, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-300)
+    # And scipy's own one-sided Fisher test on a few of them.
+    for i in range(5):
+        table = [[cc[i], nc[i] - cc[i]], [cb[i], nb[i] - cb[i]]]
+        reference = stats.fisher_exact(table, alternative="less").pvalue
+        assert exact[0][i] == pytest.approx(reference, rel=1e-9)
+
+
+def test_tables_beyond_the_size_limit_go_to_scipy() -> None:
+    # 3,000 pooled runs: above EXACT_MAX_POOLED, still the hypergeometric tail.
+    lower, higher = fisher_p_values([1400], [1500], [1300], [1500])
+    table = [[1300, 200], [1400, 100]]
+    assert lower[0] == pytest.approx(stats.fisher_exact(table, alternative="less").pvalue, 1e-9)
+    assert higher[0] == pytest.approx(stats.fisher_exact(table, alternative="greater").pvalue, 1e-9)
 
 
 @settings(max_examples=25, deadline=None)

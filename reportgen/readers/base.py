@@ -18,12 +18,6 @@ from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import Problems
 from ..limits import MAX_DOCUMENT_BYTES, TooLarge, load_yaml, read_limited
 
-#: The most runs one task may have. Larger counts (in a YAML suite, a history or a
-#: report) overflowed numpy's 64-bit integers with a traceback; no eval runs a
-#: task a billion times.
-MAX_COUNT = 10**9
-
-
 #: The values of the `errors:` setting (and --errors).
 ERROR_CHOICES = ("exclude", "fail")
 

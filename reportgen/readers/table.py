@@ -31,9 +31,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..counts import EXCLUDED, FAIL, PASS
+from ..counts import EXCLUDED, FAIL, MAX_COUNT, PASS
 from .base import (
-    MAX_COUNT,
     Reader,
     Source,
     Tally,

@@ -7,10 +7,10 @@ from typing import Any
 
 import yaml
 
+from ..counts import MAX_COUNT
 from ..errors import Problems
 from ..limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .base import (
-    MAX_COUNT,
     Reader,
     Source,
     Tally,

@@ -53,6 +53,15 @@ _MULTINOMIAL_ELEMENTS = 4_000_000
 #: The intervals checked, in the order pages list them.
 INTERVALS = ("plugin_t", "unbiased_t", "bootstrap", "clustered_plugin", "clustered_unbiased")
 
+#: How pages name the intervals of the coverage check.
+COVERAGE_NAMES = {
+    "plugin_t": "plug-in, Student-t across tasks",
+    "unbiased_t": "unbiased, Student-t across tasks",
+    "bootstrap": "two-stage bootstrap",
+    "clustered_plugin": "plug-in, clustered by category",
+    "clustered_unbiased": "unbiased, clustered by category",
+}
+
 
 @dataclass(frozen=True)
 class IntervalCoverage:

@@ -31,6 +31,26 @@ IntArray = npt.NDArray[np.int64]
 
 DEFAULT_CONFIDENCE = 0.95
 
+#: The largest k: the estimates are checked against exact arithmetic up to k = n =
+#: 1,000,000, and a k beyond 64-bit integers crashed numpy.
+MAX_K = 10**6
+
+#: The confidence levels reportgen accepts inside (0, 1). Beyond them a level has no
+#: use, and nearer 0 or 1 double precision cannot hold its quantiles:
+#: 0.9999999999999999 made every interval infinite, 1e-300 made Wilson's bounds 0/0.
+MIN_CONFIDENCE = 1e-6
+MAX_CONFIDENCE = 1 - 1e-12
+
+
+def confidence_extreme(value: float) -> str | None:
+    """Why a level strictly between 0 and 1 still cannot be used, or None."""
+    if value < MIN_CONFIDENCE:
+        return f"{value!r} is too close to 0 to compute intervals; use at least 0.000001"
+    if value > MAX_CONFIDENCE:
+        return f"{value!r} is too close to 1 to compute intervals; use at most 0.999999999999"
+    return None
+
+
 # Tasks whose ratio needs more factors than this are finished one at a time with
 # a vectorized product over the factors instead of one numpy pass per factor.
 _LOOP_LIMIT = 64

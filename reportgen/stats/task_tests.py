@@ -36,6 +36,7 @@ task.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,40 @@ BOSCHLOO_POINTS = 32
 # ---------------------------------------------------------------- single tests
 
 
+#: Tables small enough for the exact tails below: at most this many pooled runs in
+#: one task, and a sum over tasks of pooled runs squared (the work of summing a
+#: tail in whole numbers grows about so) of at most EXACT_BUDGET: about half a
+#: second, as much as importing scipy.stats, which does the work beyond. 10,000
+#: tasks of 100 runs a side fit; a build's worked examples never import it.
+EXACT_MAX_POOLED = 2000
+EXACT_BUDGET = 500_000_000
+
+
+def _exact_sized(nb: np.ndarray, nc: np.ndarray) -> bool:
+    pooled = (nb + nc).astype(np.float64)
+    return pooled.size == 0 or (
+        float(pooled.max()) <= EXACT_MAX_POOLED and float(np.sum(pooled * pooled)) <= EXACT_BUDGET
+    )
+
+
+def _hypergeometric_terms(cb: int, nb: int, cc: int, nc: int) -> tuple[list[int], int, int]:
+    """C(K, x) C(N - K, n_c - x) for every x of the support, with its first x and C(N, n_c).
+
+    Whole numbers throughout: each term comes from the previous one by exact
+    integer steps, so a tail divided by C(N, n_c) is the correctly rounded p-value.
+    """
+    pooled, passed = nb + nc, cb + cc
+    first, last = max(0, passed - nb), min(passed, nc)
+    a = math.comb(passed, first)  # C(K, x)
+    b = math.comb(pooled - passed, nc - first)  # C(N - K, n_c - x)
+    terms = [a * b]
+    for x in range(first, last):
+        a = a * (passed - x) // (x + 1)
+        b = b * (nc - x) // (pooled - passed - nc + x + 1)
+        terms.append(a * b)
+    return terms, first, math.comb(pooled, nc)
+
+
 def fisher_p_values(
     baseline_successes: Sequence[int] | np.ndarray,
     baseline_runs: Sequence[int] | np.ndarray,
@@ -77,16 +112,25 @@ def fisher_p_values(
     X, the candidate's successes, is hypergeometric given both margins:
     p_lower = P(X <= c_c), p_higher = P(X >= c_c). Assumes validated counts.
     """
+    cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
+    cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
+    if _exact_sized(nb, nc):
+        lower: list[float] = []
+        higher: list[float] = []
+        for row in zip(cb.tolist(), nb.tolist(), cc.tolist(), nc.tolist(), strict=True):
+            terms, first, total = _hypergeometric_terms(*row)
+            at = row[2] - first
+            lower.append(sum(terms[: at + 1]) / total)
+            higher.append(sum(terms[at:]) / total)
+        return np.array(lower, dtype=np.float64), np.array(higher, dtype=np.float64)
     # scipy.stats is imported here, not at the top: it takes most of a second, and
     # `reportgen estimate` reaches this module (through the history) without it.
     from scipy import stats
 
-    cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
-    cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
     pooled, passed = nb + nc, cb + cc
-    lower = stats.hypergeom.cdf(cc, pooled, passed, nc)
-    higher = stats.hypergeom.sf(cc - 1, pooled, passed, nc)
-    return np.minimum(lower, 1.0), np.minimum(higher, 1.0)
+    low = stats.hypergeom.cdf(cc, pooled, passed, nc)
+    high = stats.hypergeom.sf(cc - 1, pooled, passed, nc)
+    return np.minimum(low, 1.0), np.minimum(high, 1.0)
 
 
 def fisher_smallest_p_values(
@@ -96,10 +140,19 @@ def fisher_smallest_p_values(
     candidate_runs: Sequence[int] | np.ndarray,
 ) -> tuple[FloatArray, FloatArray]:
     """The smallest p-values (lower, higher) the margins allow: the tails at the support's ends."""
-    from scipy import stats  # not at the top: see fisher_p_values
-
     cb, nb = np.asarray(baseline_successes), np.asarray(baseline_runs)
     cc, nc = np.asarray(candidate_successes), np.asarray(candidate_runs)
+    if _exact_sized(nb, nc):
+        lower: list[float] = []
+        higher: list[float] = []
+        for b, m, c, n in zip(cb.tolist(), nb.tolist(), cc.tolist(), nc.tolist(), strict=True):
+            pooled, passed = m + n, b + c
+            total = math.comb(pooled, n)
+            for x, out in ((max(0, passed - m), lower), (min(passed, n), higher)):
+                out.append(math.comb(passed, x) * math.comb(pooled - passed, n - x) / total)
+        return np.array(lower, dtype=np.float64), np.array(higher, dtype=np.float64)
+    from scipy import stats  # not at the top: see fisher_p_values
+
     pooled, passed = nb + nc, cb + cc
     fewest = np.maximum(0, passed - nb)
     most = np.minimum(passed, nc)
@@ -134,7 +187,7 @@ def boschloo_p_values(
         for side, out in (("less", lower), ("greater", higher)):
             p = stats.boschloo_exact(table, alternative=side, n=BOSCHLOO_POINTS).pvalue
             out.append(min(float(p), 1.0))
-    return np.array(lower, dtype=float), np.array(higher, dtype=float)
+    return np.array(lower, dtype=np.float64), np.array(higher, dtype=np.float64)
 
 
 # ---------------------------------------------------------------- multiplicity

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
@@ -25,6 +24,7 @@ from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import FloatArray
 from ..terminal import fixed, percent, terminal_safe
 from .chart_engine import Converter, svg_batch
+from .charts import Chart, SiteCharts
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
 WIDTH = 560
@@ -35,17 +35,6 @@ FOREST_LIMIT = 100
 FOREST_SHOWN = 40
 #: Beyond this many tasks the scatter is binned so the SVG stays small.
 SCATTER_LIMIT = 400
-
-
-@dataclass
-class Chart:
-    """A chart: an id for the page, its title and description, and the SVG once drawn."""
-
-    id: str
-    title: str
-    description: str
-    spec: dict[str, Any] | None = None
-    svg: str = ""
 
 
 def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
@@ -499,32 +488,6 @@ def set_charts(s: SetReport) -> list[Chart]:
     charts.append(curve_chart(s, "curve"))
     charts.append(gap_chart(s, "gap"))
     return charts
-
-
-@dataclass(frozen=True)
-class SiteCharts:
-    overview: list[Chart]
-    by_set: dict[str, list[Chart]]
-    by_comparison: dict[str, list[Chart]]
-    by_trend: dict[str, list[Chart]]
-
-    def all(self) -> list[Chart]:
-        groups = [self.overview, *self.by_set.values(), *self.by_comparison.values()]
-        return [chart for group in [*groups, *self.by_trend.values()] for chart in group]
-
-    @property
-    def count(self) -> int:
-        return len(self.all())
-
-    def fit(self, report: Report) -> bool:
-        """Whether these charts cover exactly the report's pages (for a cached set)."""
-        trends = report.history.trends if report.history is not None else {}
-        return (
-            len(self.overview) == (1 if len(report.sets) > 1 else 0)
-            and self.by_set.keys() == {s.id for s in report.sets}
-            and self.by_comparison.keys() == {c.id for c in report.comparisons}
-            and self.by_trend.keys() == trends.keys()
-        )
 
 
 def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:

@@ -9,11 +9,13 @@ build, the working folder or the home folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import UserError
 
@@ -54,59 +56,106 @@ def check_output(output: Path, force: bool, inputs: Iterable[Path] = ()) -> Path
     return target
 
 
-def _safe_relative(name: str) -> PurePosixPath:
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
+@dataclass(frozen=True)
+class Written:
+    """A file already written into the staging folder (by a rendering worker process):
+    its size and time, for write_site to count and report."""
+
+    size: int
+    mtime_ns: int
+
+
+def write_staged(staging: str, name: str, data: bytes) -> Written:
+    """Write one file of the site into the staging folder write_site made.
+
+    For worker processes, so that a large site's files are created by several
+    processes at once instead of all by the one that swaps the site in.
+    """
+    relative, folder = _safe_relative(name)
+    os.makedirs(os.path.join(staging, folder), exist_ok=True)
+    info = _write_file(os.path.join(staging, relative), data)
+    return Written(info.st_size, info.st_mtime_ns)
+
+
+def _safe_relative(name: str) -> tuple[str, str]:
+    """(the path, its folder) inside the site, "/"-separated as PurePosixPath would
+    give them; a path that is absolute, empty or climbs out is refused."""
+    # Plain string work: pathlib's parsing cost more than linking the file, for each
+    # of the tens of thousands of pages a large site keeps.
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if name.startswith("/") or ".." in parts or not parts:
         raise ValueError(f"refusing to write outside the site: {name!r}")
-    return path
+    return "/".join(parts), "/".join(parts[:-1])
 
 
 def write_site(
     output: Path,
-    files: Iterable[tuple[str, bytes | Path]],
+    files: Iterable[tuple[str, bytes | Path | Written]],
     force: bool = False,
     on_file: Callable[[int], None] | None = None,
     inputs: Iterable[Path] = (),
+    written_files: dict[str, tuple[int, int]] | None = None,
+    on_staging: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """Write every (relative path, bytes) and swap the result in. Returns (files, bytes).
 
     A Path instead of bytes is a file of the previous build to keep as it is: it is
-    linked into the new site (copied where links are not possible).
+    linked into the new site (copied where links are not possible). `written_files`,
+    when given, receives every file of the new site (the marker too) as relative
+    path -> (size, mtime in ns), what walking the site afterwards would find.
+    `on_staging` is told the staging folder before the first file is asked for, so
+    that workers can write files into it themselves (given here as Written).
     """
     output = check_output(output, force, inputs)
     parent = output.parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.building-", dir=parent))
-    written: set[PurePosixPath] = set()
-    folders: set[PurePosixPath] = set()
+    written: set[str] = set()
+    folders: set[str] = {""}
     total = 0
     try:
+        if on_staging is not None:
+            on_staging(str(staging))
         for name, data in files:
-            relative = _safe_relative(name)
+            relative, folder = _safe_relative(name)
             if relative in written:
                 raise ValueError(f"two pages want the same file: {name}")
             written.add(relative)
-            if relative.parent not in folders:
-                staging.joinpath(*relative.parent.parts).mkdir(parents=True, exist_ok=True)
-                folders.add(relative.parent)
-            target = os.path.join(staging, *relative.parts)
-            if isinstance(data, Path):
-                total += _keep_file(data, target)
-            else:
-                _write_file(target, data)
-                total += len(data)
+            if isinstance(data, Written):
+                total += data.size
+                if written_files is not None:
+                    written_files[relative] = (data.size, data.mtime_ns)
+                if on_file is not None:
+                    on_file(len(written))
+                continue
+            if folder not in folders:
+                os.makedirs(os.path.join(staging, folder), exist_ok=True)
+                folders.add(folder)
+            target = os.path.join(staging, relative)
+            info = _keep_file(data, target) if isinstance(data, Path) else _write_file(target, data)
+            total += info.st_size
+            if written_files is not None:
+                written_files[relative] = (info.st_size, info.st_mtime_ns)
             if on_file is not None:
                 on_file(len(written))
-        (staging / MARKER).write_bytes(_MARKER_TEXT)
+        marker = _write_file(os.path.join(staging, MARKER), _MARKER_TEXT)
+        if written_files is not None:
+            written_files[MARKER] = (marker.st_size, marker.st_mtime_ns)
         os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
         _swap(staging, output)
     except BaseException:
+        close = getattr(files, "close", None)
+        if close is not None:
+            # Stop the producer first: its workers may still be writing into staging.
+            with contextlib.suppress(Exception):
+                close()
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(written), total
 
 
-def _write_file(path: str, data: bytes) -> None:
+def _write_file(path: str, data: bytes) -> os.stat_result:
+    """Write a new file; its size and time as written."""
     # os-level calls: a large site has tens of thousands of small files, and
     # pathlib's open/write layers cost more than the write itself.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -114,17 +163,18 @@ def _write_file(path: str, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
+        return os.fstat(fd)
     finally:
         os.close(fd)
 
 
-def _keep_file(previous: Path, path: str) -> int:
-    """Link a file of the previous build into the new one; its size in bytes."""
+def _keep_file(previous: Path, path: str) -> os.stat_result:
+    """Link a file of the previous build into the new one; its size and time."""
     try:
         os.link(previous, path, follow_symlinks=False)
     except OSError:
         shutil.copyfile(previous, path, follow_symlinks=False)
-    return os.lstat(path).st_size
+    return os.lstat(path)
 
 
 def _swap(staging: Path, output: Path) -> None:

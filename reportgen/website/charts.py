@@ -1,0 +1,50 @@
+"""The charts of a site, drawn or taken from the cache: what pages and the cache need.
+
+Apart from chart.py, which draws them with Altair, so that a build whose charts
+all come from the cache does not import Altair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..report import Report
+
+
+@dataclass
+class Chart:
+    """A chart: an id for the page, its title and description, and the SVG once drawn."""
+
+    id: str
+    title: str
+    description: str
+    spec: dict[str, Any] | None = None
+    svg: str = ""
+
+
+@dataclass(frozen=True)
+class SiteCharts:
+    overview: list[Chart]
+    by_set: dict[str, list[Chart]]
+    by_comparison: dict[str, list[Chart]]
+    by_trend: dict[str, list[Chart]]
+
+    def all(self) -> list[Chart]:
+        groups = [self.overview, *self.by_set.values(), *self.by_comparison.values()]
+        return [chart for group in [*groups, *self.by_trend.values()] for chart in group]
+
+    @property
+    def count(self) -> int:
+        return len(self.all())
+
+    def fit(self, report: Report) -> bool:
+        """Whether these charts cover exactly the report's pages (for a cached set)."""
+        trends = report.history.trends if report.history is not None else {}
+        return (
+            len(self.overview) == (1 if len(report.sets) > 1 else 0)
+            and self.by_set.keys() == {s.id for s in report.sets}
+            and self.by_comparison.keys() == {c.id for c in report.comparisons}
+            and self.by_trend.keys() == trends.keys()
+        )

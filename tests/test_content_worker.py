@@ -1,0 +1,92 @@
+"""Content pages rendered alongside the build (website/render.py ContentWorker).
+
+The worker renders in a forked child (or a thread where forking is not safe)
+and hands the HTML back into the process's memo; what it hands back must be
+exactly what rendering here gives, and a page it cannot render is left for the
+real rendering, which reports the error with its place.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from reportgen.errors import UserError
+from reportgen.website import render
+from reportgen.website.content import render_content
+from reportgen.website.render import ContentWorker, Theme, read_content, site_settings
+
+SITE = site_settings("Worker test", "", 3, 0.95)
+
+
+@pytest.fixture(autouse=True)
+def empty_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render, "_CONTENT_MEMO", {})
+
+
+def _theme(tmp_path: Path, pages: dict[str, str]) -> Theme:
+    folder = tmp_path / "content"
+    folder.mkdir()
+    for name, text in pages.items():
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    return Theme.from_folders(None, folder)
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["fork", "thread"])
+def test_worker_pages_equal_pages_rendered_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
+    if not forked:
+        # Another thread running (as in `serve`): the worker must not fork.
+        monkeypatch.setattr(threading, "active_count", lambda: 2)
+    theme = _theme(tmp_path, {"extra": "---\ntitle: Extra\n---\n# {{ site.title }}\n"})
+    content = read_content(theme)
+    worker = ContentWorker(content, SITE, skip={"faq.html"})
+    assert (worker.pid is not None) == forked
+    assert (worker.thread is not None) == (not forked)
+    worker.finish()
+    memo = render._CONTENT_MEMO
+    assert len(memo) == len(content) - 1  # faq.html is skipped (kept from the last build)
+    for name, (source, text) in content.items():
+        key = (text, tuple(SITE.items()), source)
+        if name == "faq":
+            assert key not in memo
+            continue
+        assert memo[key] == render_content(text, SITE, source)
+    assert memo[(content["extra"][1], tuple(SITE.items()), content["extra"][0])][0].startswith(
+        "<h1>Worker test</h1>"
+    )
+
+
+def test_a_page_the_worker_cannot_render_is_reported_with_its_place(tmp_path: Path) -> None:
+    theme = _theme(tmp_path, {"broken": "---\ntitle: Broken\n---\nfine\n\n{{ nothing.here }}\n"})
+    content = read_content(theme)
+    worker = ContentWorker({"broken": content["broken"]}, SITE, skip=())
+    worker.finish()
+    assert render._CONTENT_MEMO == {}
+    source, text = content["broken"]
+    with pytest.raises(UserError, match=r"broken\.md:6: template error"):
+        render._content_page(text, SITE, source)
+
+
+def test_closing_an_unfinished_worker_ends_its_child(tmp_path: Path) -> None:
+    content = read_content(_theme(tmp_path, {}))
+    worker = ContentWorker(content, SITE, skip=())
+    pid = worker.pid
+    assert pid is not None
+    worker.close()
+    assert worker.pid is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)  # already reaped: no process is left behind
+    assert render._CONTENT_MEMO == {}
+
+
+def test_nothing_to_render_starts_nothing(tmp_path: Path) -> None:
+    content = read_content(_theme(tmp_path, {}))
+    worker = ContentWorker(content, SITE, skip={f"{name}.html" for name in content})
+    assert worker.pid is None and worker.thread is None
+    worker.finish()
+    worker.close()
