@@ -90,3 +90,27 @@ def test_nothing_to_render_starts_nothing(tmp_path: Path) -> None:
     assert worker.pid is None and worker.thread is None
     worker.finish()
     worker.close()
+
+
+def test_a_child_that_never_answers_is_stopped_and_the_pages_are_left_to_render_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    def hang(*args: object, **kwargs: object) -> None:
+        time.sleep(600)
+
+    # The child is forked after this, so it inherits the stand-in and hangs.
+    monkeypatch.setattr(render, "render_content", hang)
+    monkeypatch.setattr(render, "CONTENT_WORKER_SECONDS", 1.0)
+    theme = _theme(tmp_path, {"extra": "# x\n"})
+    worker = ContentWorker(read_content(theme), SITE, skip=())
+    pid = worker.pid
+    assert pid is not None
+    started = time.monotonic()
+    worker.finish()
+    assert time.monotonic() - started < 30
+    assert render._CONTENT_MEMO == {}  # nothing kept: the real rendering does it all
+    assert worker.pid is None and worker.reader is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # stopped and reaped

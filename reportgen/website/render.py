@@ -20,8 +20,10 @@ import json
 import math
 import multiprocessing
 import os
+import select
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -347,9 +349,23 @@ class ContentWorker:
             return
         if self.reader is None:
             return
-        with os.fdopen(self.reader, "rb") as stream:
-            self.reader = None
-            data = stream.read()
+        # A child that never answers (a lock another thread held at the fork, say)
+        # must not hold the build: past the deadline it is stopped and the pages are
+        # rendered here.
+        deadline = time.monotonic() + CONTENT_WORKER_SECONDS
+        chunks: list[bytes] = []
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.reader], [], [], left)[0]:
+                self.close()
+                return
+            chunk = os.read(self.reader, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(self.reader)
+        self.reader = None
+        data = b"".join(chunks)
         self._reap()
         try:
             pages = json.loads(data)
@@ -380,6 +396,8 @@ class ContentWorker:
 
 #: Descriptors a forked content worker closes (all but its own pipe).
 _MAX_FD = 1 << 16
+#: How long a build waits for the forked content worker (it needs a second or two).
+CONTENT_WORKER_SECONDS = 120.0
 
 
 def _depth_root(path: str) -> str:
