@@ -12,14 +12,13 @@ import io
 import json
 import math
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from . import __version__
-from .counts import MAX_COUNT
+from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError, os_reason
 from .stats.coverage import check_coverage
 from .stats.estimate import (
@@ -85,12 +84,10 @@ def _confidence(text: str) -> float:
 def _suite_item(position: int, text: str) -> tuple[int, int]:
     where = f"--suite item {position}"
     parts = text.split("/")
-    # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
-    if len(parts) != 2 or not all(re.fullmatch(r"\s*[0-9]+\s*", p) for p in parts):
+    numbers = [whole_number(p.strip()) for p in parts]
+    if len(numbers) != 2 or numbers[0] is None or numbers[1] is None:
         raise UserError(f"{where}: {text!r} is not SUCCESSES/RUNS (for example 16/20)")
-    # Past 18 digits a count is over every limit whatever its value; int() of thousands
-    # of digits is refused by Python, so such a count stands in as 10**18.
-    successes, runs = (int(p) if len(p.strip()) <= 18 else 10**18 for p in parts)
+    successes, runs = numbers[0], numbers[1]
     if runs > MAX_COUNT:
         raise UserError(f"{where}: {text!r} has more than {MAX_COUNT:,} runs")
     if runs < 1:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from .counts import whole_number
 from .errors import Problems, UserError
 from .limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .readers import FORMATS, Source
@@ -240,8 +241,9 @@ def check_task_pages(where: str, value: Any, problems: Problems) -> tuple[str, i
             return text, 0
     if isinstance(value, dict) and list(value) == ["worst"]:
         n = value["worst"]
-        if isinstance(n, str) and n.isdigit():
-            n = int(n)
+        if isinstance(n, str):
+            parsed = whole_number(n)
+            n = n if parsed is None else parsed
         if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
             return "worst", n
         problems.add(f"{where}: worst: expected a whole number of at least 1, got {n!r}")

@@ -16,6 +16,18 @@ PASS, FAIL, EXCLUDED = 1, 0, 2
 MAX_COUNT = 10**9
 
 
+def whole_number(text: str) -> int | None:
+    """ASCII digits and nothing else, as an int; None for anything else.
+
+    str.isdigit() alone also takes "²", which int() refuses. More than 18 digits
+    reads as 10**18, above every count reportgen accepts, without an int() of
+    thousands of digits (which Python refuses too).
+    """
+    if not text.isascii() or not text.isdigit():
+        return None
+    return int(text) if len(text) <= 18 else 10**18
+
+
 @dataclass
 class TaskCounts:
     """One task of one result set: its counts, and its runs in run order when known."""

@@ -12,6 +12,7 @@ else the commit (GITHUB_SHA or git), else SOURCE_DATE_EPOCH, else a counter.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import MAX_COUNT
+from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import json_loads, not_regular, unprintable
@@ -64,9 +65,11 @@ def default_label(entries: Sequence[Json], cwd: Path) -> str:
     commit = _git_commit(cwd)
     if commit:
         return commit
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC).strftime("%Y-%m-%d %H:%M")
+    epoch = whole_number(os.environ.get("SOURCE_DATE_EPOCH", "").strip())
+    if epoch is not None:
+        # A moment past what datetime holds falls through to the build number.
+        with contextlib.suppress(OverflowError, ValueError, OSError):
+            return dt.datetime.fromtimestamp(epoch, tz=dt.UTC).strftime("%Y-%m-%d %H:%M")
     return f"build {len(entries) + 1}"
 
 

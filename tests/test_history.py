@@ -170,6 +170,11 @@ def test_label_never_comes_from_the_clock(tmp_path: Path, monkeypatch: pytest.Mo
     assert default_label([{}, {}], outside_git) == "build 3"
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     assert default_label([], outside_git) == "2026-01-01 00:00"
+    # Not a moment datetime can hold, or not ASCII digits: the build number.
+    for odd in ("9" * 30, "²", "٣"):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", odd)
+        assert default_label([], outside_git) == "build 1", odd
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef")
     assert default_label([], outside_git) == "0123456"
 
