@@ -936,7 +936,7 @@ def _jsonl_tasks(
     task, passed, run, url = '"task"', '"passed"', '"run"', '"url"'
     con.execute(
         f"""CREATE TEMP TABLE values_ AS SELECT
-            CASE WHEN {is_text(task)} THEN {text(task)} ELSE {task} END AS task,
+            coalesce({text(task)}, {task}) AS task,
             CASE WHEN {passed} IS NULL THEN {EXCLUDED}
                 WHEN {passed} IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
             {_group_keys(source, text('"suite"'), text('"model"'))},
