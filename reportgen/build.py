@@ -7,6 +7,7 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -21,6 +22,7 @@ from .report import Report, build_report
 from .terminal import terminal_safe
 from .views import Json
 from .website.chart_engine import Converter
+from .website.charts import PendingCharts, SiteCharts
 from .website.render import (
     ContentTexts,
     ContentWorker,
@@ -332,21 +334,39 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
     else:
         loaded, report = _read_and_estimate(job, reused)
         _last_report = (report_key, loaded, report) if cache is not None else None
-    progress.update("drawing charts")
+    progress.update("rendering pages")
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
-    charts = cache.get_charts(charts_key) if cache is not None else None
-    if charts is not None and charts.fit(report):
-        reused.append(f"{charts.count} charts")
+    cached = cache.get_charts(charts_key) if cache is not None else None
+    if cached is not None and cached.fit(report):
+        reused.append(f"{cached.count} charts")
+        charts = PendingCharts.ready(cached)
     else:
-        from .website.chart import make_charts  # Altair loads only to draw
 
-        charts = make_charts(report, converter)
-        if cache is not None:
-            cache.put_charts(charts_key, charts)
+        def begin() -> Callable[[], SiteCharts]:
+            from .website.chart import begin_charts  # Altair loads only to draw
 
-    job.worker.finish()
+            receive = begin_charts(report, converter)
+
+            def drawn() -> SiteCharts:
+                made = receive()
+                if cache is not None:
+                    cache.put_charts(charts_key, made)
+                return made
+
+            return drawn
+
+        # Drawn while the pages without charts render (see Renderer._files).
+        charts = PendingCharts(begin)
+
     renderer = Renderer(
-        report, charts, job.theme, job.options, job.reusable, job.content, cache is not None
+        report,
+        charts,
+        job.theme,
+        job.options,
+        job.reusable,
+        job.content,
+        cache is not None,
+        content_ready=job.worker.finish,
     )
     files = renderer.pages()
     total_pages = page_count(report, job.theme, job.options.task_pages)

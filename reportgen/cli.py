@@ -322,12 +322,13 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
-    from .website.chart_engine import Converter
+    from .website.chart_engine import started
 
-    # The chart engine's process starts first, so that its start-up overlaps the
-    # imports below: only here, as the site stack (Jinja, Altair) costs more to
-    # import than `estimate` or `check` takes to run.
-    converter = Converter()
+    # The chart engine's process starts first (when run as a command, before this
+    # module was imported), so that its start-up overlaps the imports: only for a
+    # build, as the site stack (Jinja, Altair) costs more to import than
+    # `estimate` or `check` takes to run.
+    converter = started()
     try:
         from .build import build
 

@@ -359,7 +359,7 @@ def test_interrupted_build_leaves_previous_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site, before = _previous_site(tmp_path)
-    real = render_module.Renderer._set_pages
+    real = render_module.Renderer._set_files
     calls = {"n": 0}
 
     def interrupt_midway(self, s):  # type: ignore[no-untyped-def]
@@ -368,7 +368,7 @@ def test_interrupted_build_leaves_previous_site(
             raise KeyboardInterrupt
         yield from real(self, s)
 
-    monkeypatch.setattr(render_module.Renderer, "_set_pages", interrupt_midway)
+    monkeypatch.setattr(render_module.Renderer, "_set_files", interrupt_midway)
     config = str(ROOT / "example/reportgen.yaml")
     # --no-cache: otherwise the unchanged build is recognised and nothing is rendered.
     assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 130

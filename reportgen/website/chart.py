@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from typing import Any
 
 import altair as alt
@@ -23,7 +24,7 @@ from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import FloatArray
 from ..terminal import fixed, percent, terminal_safe
-from .chart_engine import Converter, svg_batch
+from .chart_engine import Converter
 from .charts import Chart, SiteCharts
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
@@ -135,19 +136,30 @@ def _render(
     return Chart(chart_id, title, description, spec=spec)
 
 
-def _convert_all(charts: list[Chart], converter: Converter | None = None) -> None:
-    """Fill in every chart's SVG, converting all specs in one separate process.
+def _send_all(charts: list[Chart], converter: Converter | None) -> Callable[[], None]:
+    """Hand every chart's spec to the chart engine, a separate process, and return
+    the function that waits for the SVGs and fills them in.
 
+    The engine draws while this process renders the pages that have no chart.
     vl-convert runs a JavaScript engine that holds on to a hundred megabytes or
     more; in a child process that memory is returned as soon as the charts are
     drawn, instead of adding to the peak of a build that also holds a large
     suite's runs and pages.
     """
     pending = [(c, c.spec) for c in charts if c.spec is not None]
-    drawn = svg_batch([spec for _, spec in pending], converter)
-    for (chart, _), svg in zip(pending, drawn, strict=True):
-        chart.svg = _accessible(chart.id, chart.title, chart.description, svg)
-        chart.spec = None
+    engine = converter or Converter()
+    engine.send([spec for _, spec in pending])
+
+    def receive() -> None:
+        try:
+            drawn = engine.receive()
+        finally:
+            engine.close()
+        for (chart, _), svg in zip(pending, drawn, strict=True):
+            chart.svg = _accessible(chart.id, chart.title, chart.description, svg)
+            chart.spec = None
+
+    return receive
 
 
 def _scale01(title: str) -> alt.Scale:
@@ -490,8 +502,9 @@ def set_charts(s: SetReport) -> list[Chart]:
     return charts
 
 
-def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:
-    """Every chart of the site: a few per result set, none per task."""
+def begin_charts(report: Report, converter: Converter | None = None) -> Callable[[], SiteCharts]:
+    """Make every chart's spec (a few per result set, none per task) and start
+    drawing them; the function returned waits for the drawings."""
     overview = [comparison_chart(report, "comparison")] if len(report.sets) > 1 else []
     by_trend = {}
     if report.history is not None:
@@ -506,5 +519,15 @@ def make_charts(report: Report, converter: Converter | None = None) -> SiteChart
         by_comparison={c.id: [paired_chart(c, "paired")] for c in report.comparisons},
         by_trend=by_trend,
     )
-    _convert_all(charts.all(), converter)
-    return charts
+    receive = _send_all(charts.all(), converter)
+
+    def finish() -> SiteCharts:
+        receive()
+        return charts
+
+    return finish
+
+
+def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:
+    """Every chart of the site, drawn."""
+    return begin_charts(report, converter)()

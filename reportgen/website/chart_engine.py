@@ -1,8 +1,9 @@
 """Vega-Lite specs to SVG with vl-convert, in a child process.
 
-`python -m reportgen.website.chart_engine` loads vl-convert and warms up its JavaScript engine,
-then reads a JSON list of specs on stdin and writes a JSON list of SVG strings
-on stdout. The child imports nothing else, so it stays small, and the engine's
+`python -m reportgen.website.chart_engine` loads vl-convert and warms up its
+JavaScript engine, then reads a JSON list of specs on stdin (its length in
+bytes first, as 8 bytes big-endian) and writes a JSON list of SVG strings on
+stdout. The child imports nothing else, so it stays small, and the engine's
 memory goes away when it exits instead of adding to the build's peak. Started
 early, its start-up overlaps the reading of the inputs.
 """
@@ -30,7 +31,26 @@ class Converter:
 
     def convert(self, specs: list[dict[str, Any]]) -> list[str]:
         """SVG for each spec, in order."""
-        out, err = self.process.communicate(json.dumps(specs).encode("utf-8"))
+        self.send(specs)
+        return self.receive()
+
+    def send(self, specs: list[dict[str, Any]]) -> None:
+        """Hand over the specs: the engine draws them while this process goes on."""
+        assert self.process.stdin is not None
+        try:
+            body = json.dumps(specs).encode("utf-8")
+            # Length first: processes forked after this one was started (task-page
+            # workers) hold copies of its input pipe, so it cannot wait for the end.
+            self.process.stdin.write(len(body).to_bytes(8, "big") + body)
+        except BrokenPipeError:  # the engine failed to start: receive() says why
+            pass
+        finally:
+            self.process.stdin.close()
+            self.process.stdin = None  # communicate() must not flush it
+
+    def receive(self) -> list[str]:
+        """The SVG of each spec sent, in order, once the engine has drawn them all."""
+        out, err = self.process.communicate()
         if self.process.returncode != 0:
             detail = err.decode("utf-8", "replace").strip().splitlines()
             reason = detail[-1] if detail else f"exit status {self.process.returncode}"
@@ -48,22 +68,39 @@ class Converter:
                 stream.close()
 
 
-def svg_batch(specs: list[dict[str, Any]], converter: Converter | None = None) -> list[str]:
-    """SVG for each spec, in order, with a given (already started) converter or a new one."""
-    if not specs and converter is None:
-        return []
-    converter = converter or Converter()
-    try:
-        return converter.convert(specs)
-    finally:
-        converter.close()
+#: A converter started before the command line was even imported (see __main__.py):
+#: the engine's start-up is the longest single step of a small build.
+_early: Converter | None = None
+
+
+def start_early() -> None:
+    """Start the chart engine now, for the next `started()` to hand out."""
+    global _early
+    if _early is None:
+        _early = Converter()
+
+
+def started() -> Converter:
+    """The converter started early, if any, else a new one; the caller closes it."""
+    global _early
+    converter, _early = _early, None
+    return converter or Converter()
+
+
+def discard_early() -> None:
+    """Stop an early converter nobody took (the command failed before building)."""
+    global _early
+    if _early is not None:
+        _early.close()
+        _early = None
 
 
 def main() -> None:
     import vl_convert
 
     vl_convert.vegalite_to_svg(_WARM_UP)  # start the engine before the specs arrive
-    specs = json.load(sys.stdin.buffer)
+    size = int.from_bytes(sys.stdin.buffer.read(8), "big")
+    specs = json.loads(sys.stdin.buffer.read(size))
     json.dump([vl_convert.vegalite_to_svg(spec) for spec in specs], sys.stdout)
 
 

@@ -6,6 +6,7 @@ all come from the cache does not import Altair.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,3 +49,37 @@ class SiteCharts:
             and self.by_comparison.keys() == {c.id for c in report.comparisons}
             and self.by_trend.keys() == trends.keys()
         )
+
+
+class PendingCharts:
+    """The site's charts, drawn while the pages without charts are rendered.
+
+    `begin` makes the specs and hands them to the chart engine, returning the
+    function that waits for the drawings. The renderer calls `start` when this
+    process is free to make specs (once workers are busy with task pages) and
+    `get` when a page needs its charts.
+    """
+
+    def __init__(self, begin: Callable[[], Callable[[], SiteCharts]]) -> None:
+        self._begin: Callable[[], Callable[[], SiteCharts]] | None = begin
+        self._finish: Callable[[], SiteCharts] | None = None
+        self._charts: SiteCharts | None = None
+
+    @classmethod
+    def ready(cls, charts: SiteCharts) -> PendingCharts:
+        """Charts already drawn (from the cache, or by the caller)."""
+        pending = cls(lambda: lambda: charts)
+        pending._begin, pending._charts = None, charts
+        return pending
+
+    def start(self) -> None:
+        if self._begin is not None:
+            begin, self._begin = self._begin, None
+            self._finish = begin()
+
+    def get(self) -> SiteCharts:
+        if self._charts is None:
+            self.start()
+            assert self._finish is not None
+            self._charts = self._finish()
+        return self._charts

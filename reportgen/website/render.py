@@ -25,7 +25,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +46,7 @@ from ..terminal import fixed, isolate_bidi, p_value, percent, percent1
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
-from .charts import SiteCharts
+from .charts import Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, render_content, split_front_matter, task_view
 from .write import Written, write_staged
 
@@ -408,15 +408,19 @@ class Renderer:
     def __init__(
         self,
         report: Report,
-        charts: SiteCharts,
+        charts: SiteCharts | PendingCharts,
         theme: Theme,
         options: SiteOptions,
         reusable: Mapping[str, tuple[str, Path]] | None = None,
         content: ContentTexts | None = None,
         record_keys: bool = True,
+        content_ready: Callable[[], None] | None = None,
     ) -> None:
         self.report = report
-        self.charts = charts
+        self._charts = charts if isinstance(charts, PendingCharts) else PendingCharts.ready(charts)
+        #: Called before the first content page: waits for a ContentWorker's pages.
+        self._content_ready = content_ready
+        self._orders: dict[str, list[int]] = {}
         self.theme = theme
         self.options = options
         self.env = environment(theme)
@@ -588,18 +592,14 @@ class Renderer:
             yield "sitemap.xml", sitemap(self.options.base_url, html_pages)
 
     def _files(self) -> Iterator[tuple[str, bytes | Path | Written]]:
+        """The pages without charts first, so that charts are drawn meanwhile; the
+        order of files does not change them (the sitemap is sorted)."""
         report = self.report
-        yield self._kept("index.html", "index.html", self.set_keys) or self._page(
-            "index.html", "index.html", report=report, charts=self.charts.overview
-        )
-        for name, (source, text, _) in self.content.items():
-            page = f"{name}.html"
-            kept = self._kept("content.html", page, self.site_key, text)
-            if kept is not None:
-                yield kept
-                continue
-            body, meta = _content_page(text, self.site, source)
-            yield self._page("content.html", page, body=body, meta=meta)
+        pooled = any(len(pages) >= PARALLEL_MIN_PAGES for pages in self.with_pages.values())
+        if not pooled:
+            # Otherwise the charts start once task-page workers are busy (_task_pages):
+            # the workers are forked first, so they do not copy the chart specs.
+            self._charts.start()
         yield self._kept("404.html", "404.html", self.site_key) or self._page(
             "404.html", "404.html"
         )
@@ -609,7 +609,23 @@ class Renderer:
             examples=worked_examples(report.k, report.confidence),
         )
         for s in report.sets:
-            yield from self._set_pages(s)
+            yield from self._set_files(s)
+        if self._content_ready is not None:
+            self._content_ready()
+        for name, (source, text, _) in self.content.items():
+            page = f"{name}.html"
+            kept = self._kept("content.html", page, self.site_key, text)
+            if kept is not None:
+                yield kept
+                continue
+            body, meta = _content_page(text, self.site, source)
+            yield self._page("content.html", page, body=body, meta=meta)
+        charts = self._charts.get()
+        yield self._kept("index.html", "index.html", self.set_keys) or self._page(
+            "index.html", "index.html", report=report, charts=charts.overview
+        )
+        for s in report.sets:
+            yield self._set_page(s, charts.by_set[s.id])
         for c in report.comparisons:
             yield self._kept(
                 "compare.html", c.page, self.set_keys[c.a.id], self.set_keys[c.b.id]
@@ -618,7 +634,7 @@ class Renderer:
                 c.page,
                 c=c,
                 rows=comparison_table_rows(c, self.with_pages),
-                charts=self.charts.by_comparison[c.id],
+                charts=charts.by_comparison[c.id],
             )
         if report.history is not None:
             yield HISTORY_FILE, history_bytes(report.history.entries)
@@ -629,7 +645,7 @@ class Renderer:
                     page,
                     s=s,
                     points=report.history.trends[s.id],
-                    charts=self.charts.by_trend[s.id],
+                    charts=charts.by_trend[s.id],
                 )
         # report.json holds what the overview shows: every set, the site and the history.
         yield self._kept_file("report.json", self.set_keys) or (
@@ -646,29 +662,35 @@ class Renderer:
         if SCRIPT_PATH not in assets:  # a theme may ship its own build of the script
             yield SCRIPT_PATH, calculator_script(package_folder("templates"))
 
-    def _set_pages(self, s: SetReport) -> Iterator[tuple[str, bytes | Path | Written]]:
-        charts = self.charts.by_set[s.id]
-        order = s.order_least_reliable()
-        snip = snippets(self.report, s, self.options.base_url)
-        pages = self.with_pages[s.id]
-        yield self._kept("set.html", s.page, self.set_keys[s.id]) or self._page(
+    def _least_reliable(self, s: SetReport) -> list[int]:
+        """s.order_least_reliable(), sorted once per set (a large set takes a while)."""
+        if s.id not in self._orders:
+            self._orders[s.id] = s.order_least_reliable()
+        return self._orders[s.id]
+
+    def _set_page(self, s: SetReport, charts: list[Chart]) -> tuple[str, bytes | Path]:
+        order = self._least_reliable(s)
+        return self._kept("set.html", s.page, self.set_keys[s.id]) or self._page(
             "set.html",
             s.page,
             s=s,
-            task_rows=task_table_rows(s, order[:TABLE_ROWS], pages),
+            task_rows=task_table_rows(s, order[:TABLE_ROWS], self.with_pages[s.id]),
             table_rows=TABLE_ROWS,
-            task_pages=len(pages),
+            task_pages=len(self.with_pages[s.id]),
             task_pages_setting=task_pages_text(self.options.task_pages),
             charts=charts,
-            snippets=snip,
+            snippets=snippets(self.report, s, self.options.base_url),
             calculator=suite_link(s, s.estimates.k, s.estimates.confidence),
         )
+
+    def _set_files(self, s: SetReport) -> Iterator[tuple[str, bytes | Path | Written]]:
+        """A result set's files other than its page: table, badges, task pages."""
         table = f"sets/{s.id}/tasks.csv"
         yield self._kept_file(table, self.set_keys[s.id]) or (table, _csv_bytes(task_csv_rows(s)))
         yield f"badges/{s.id}.json", badge_json(s)
         yield f"badges/{s.id}.svg", badge_svg(s)
         yield f"badges/{s.id}.md", snippets_markdown(self.report, s, self.options.base_url)
-        yield from self._task_pages(s, order, pages)
+        yield from self._task_pages(s, self._least_reliable(s), self.with_pages[s.id])
 
     def task_page(
         self, s: SetReport, views: list[TaskExample], rank: dict[int, int], i: int
@@ -727,6 +749,8 @@ class Renderer:
                 queue = iter(chunks)
                 for chunk in itertools.islice(queue, 2 * workers):
                     pending.append(pool.submit(_render_chunk, chunk))
+                # The workers are forked and busy: make the chart specs meanwhile.
+                self._charts.start()
                 while pending:
                     done = pending.popleft().result()
                     for chunk in itertools.islice(queue, 1):

@@ -1,0 +1,174 @@
+"""Charts are drawn while the pages without charts are written.
+
+The chart engine (vl-convert in its own process) is started before the command
+line is imported, is handed the specs once the task pages are under way, and is
+asked for the drawings only when the overview and the set pages need them. The
+order of writing must not change a byte of the site.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from reportgen.readers import Source, load_sources
+from reportgen.report import Report, build_report
+from reportgen.website import render
+from reportgen.website.chart import make_charts
+from reportgen.website.chart_engine import Converter
+from reportgen.website.charts import PendingCharts, SiteCharts
+from reportgen.website.render import Renderer, SiteOptions, Theme
+from reportgen.website.write import Written, write_site
+
+ROOT = Path(__file__).resolve().parents[1]
+POINT = {
+    "mark": "point",
+    "data": {"values": [{"x": 1}]},
+    "encoding": {"x": {"field": "x", "type": "quantitative"}},
+}
+
+
+def _report(tmp_path: Path) -> Report:
+    runs = tmp_path / "runs.jsonl"
+    lines = []
+    for model, shift in (("a", 0), ("b", 1)):
+        for t in range(12):
+            for r in range(4):
+                passed = (t + r + shift) % 3 != 0
+                lines.append(
+                    json.dumps(
+                        {"suite": "s", "model": model, "task": f"t{t}", "run": r, "passed": passed}
+                    )
+                )
+    runs.write_text("\n".join(lines) + "\n")
+    loaded = load_sources([Source(runs)])
+    return build_report(loaded.result_sets, "Overlap", "", 3, 0.95)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def _write(folder: Path, renderer: Renderer, events: list[str]) -> None:
+    """Write the renderer's site, noting in `events` each file as it is asked for."""
+
+    def files() -> Iterator[tuple[str, bytes | Path | Written]]:
+        for name, data in renderer.pages():
+            events.append(name)
+            yield name, data
+
+    write_site(folder, files(), on_staging=renderer.set_staging)
+
+
+@pytest.mark.parametrize("pooled", [False, True], ids=["serial", "workers"])
+def test_charts_start_before_the_task_pages_and_are_collected_after_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pooled: bool
+) -> None:
+    if pooled:
+        monkeypatch.setattr(render, "PARALLEL_MIN_PAGES", 2)
+    report = _report(tmp_path)
+    drawn = make_charts(report)
+    events: list[str] = []
+
+    def begin() -> Callable[[], SiteCharts]:
+        events.append("<start charts>")
+
+        def finish() -> SiteCharts:
+            events.append("<get charts>")
+            return drawn
+
+        return finish
+
+    theme = Theme.from_folders(None, None)
+    options = SiteOptions()
+    _write(tmp_path / "overlapped", Renderer(report, PendingCharts(begin), theme, options), events)
+    task_pages = [i for i, name in enumerate(events) if "/tasks/" in name]
+    assert len(task_pages) == 24
+    assert events.index("<start charts>") < task_pages[0]
+    assert events.index("<get charts>") > task_pages[-1]
+    assert events.index("<get charts>") < events.index("index.html")
+    assert events.count("<start charts>") == events.count("<get charts>") == 1
+
+    # Drawn up front and rendered in one go, the site is the same, byte for byte.
+    monkeypatch.setattr(render, "PARALLEL_MIN_PAGES", 10**9)
+    _write(tmp_path / "direct", Renderer(report, drawn, theme, options), [])
+    assert _tree(tmp_path / "overlapped") == _tree(tmp_path / "direct")
+
+
+def test_the_engine_answers_while_a_forked_process_holds_its_input() -> None:
+    """Task-page workers are forked after the engine starts and keep a copy of its
+    input pipe: the engine must not wait for that pipe to close."""
+    converter = Converter()
+    holder = os.fork()
+    if holder == 0:  # pragma: no cover - the child only holds the pipes
+        signal.pause()
+        os._exit(0)
+    try:
+        svgs = converter.convert([POINT, POINT])
+        assert len(svgs) == 2 and all(svg.lstrip().startswith("<svg") for svg in svgs)
+        assert os.waitpid(holder, os.WNOHANG) == (0, 0)  # the holder still runs
+    finally:
+        converter.close()
+        os.kill(holder, signal.SIGKILL)
+        os.waitpid(holder, 0)
+
+
+_PROBE = """
+import json, sys
+import reportgen.website.chart_engine as engine
+seen = {"started": 0, "closed": 0}
+class Recorder:
+    def __init__(self):
+        seen["started"] += 1
+        seen["cli imported"] = "reportgen.cli" in sys.modules
+        seen["numpy imported"] = "numpy" in sys.modules
+    def close(self):
+        seen["closed"] += 1
+engine.Converter = Recorder
+sys.argv = ["reportgen", *sys.argv[1:]]
+from reportgen.__main__ import run
+try:
+    run()
+except SystemExit as exit:
+    seen["status"] = exit.code
+print(json.dumps(seen))
+"""
+
+
+def _probe(*argv: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_a_build_starts_the_chart_engine_before_importing_anything_heavy(
+    tmp_path: Path,
+) -> None:
+    seen = _probe("build", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "site"))
+    assert seen["status"] == 2  # the missing input is the user's mistake
+    assert seen["started"] == 1 and seen["closed"] >= 1  # close() may be called twice
+    assert seen["cli imported"] is False and seen["numpy imported"] is False
+
+
+@pytest.mark.parametrize(
+    "argv", [["build", "--help"], ["estimate", "--successes", "3", "--runs", "4"]]
+)
+def test_other_commands_start_no_chart_engine(argv: list[str]) -> None:
+    seen = _probe(*argv)
+    assert seen["status"] == 0
+    assert seen["started"] == 0
