@@ -165,9 +165,16 @@ def build(
 
     progress.update("hashing inputs")
     # Content hashes only matter to the cache; without it, skip reading the inputs twice.
+    # An input unchanged since the last build (by its stat) keeps that build's digest.
+    known = cache.get_digests() if cache is not None else None
     inputs_key = cache_key(
-        [(s, input_digest(s.path) if cache is not None else None) for s in config.result_sets]
+        [
+            (s, input_digest(s.path, known) if known is not None else None)
+            for s in config.result_sets
+        ]
     )
+    if cache is not None and known is not None:
+        cache.put_digests(known)
     previous_history = read_history(config.history) if config.history is not None else None
     label = None
     if previous_history is not None:
