@@ -137,7 +137,7 @@ class SetReport:
 
     def order_least_reliable(self) -> list[int]:
         """Task indices, least reliable (lowest plug-in pass^k) first, ties by id."""
-        plugin = self.estimates.tasks.plugin
+        plugin = self.estimates.tasks.plugin.tolist()  # floats index faster than numpy
         return sorted(
             range(len(self.tasks)), key=lambda i: (plugin[i], natural_key(self.tasks[i].id))
         )
@@ -183,8 +183,15 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+#: Text slugify returns as it is: lowercase ASCII letters and digits, words joined
+#: by single '-' or '_'. Most task ids look so, and checking is cheaper than cleaning.
+_PLAIN_SLUG = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+
+
 def slugify(text: str, max_length: int = 60) -> str:
     """A lowercase ASCII file-name stem: letters, digits, '-' and '_' only."""
+    if len(text) <= max_length and _PLAIN_SLUG.fullmatch(text):
+        return text
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9_]+", "-", ascii_text.lower()).strip("-_")
     return slug[:max_length].rstrip("-_")
