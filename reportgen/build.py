@@ -297,6 +297,8 @@ def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
         if config.history is not None and not config.history.exists():
             progress.note(f"no history at {config.history} yet: starting one with {job.label!r}")
         history = (job.previous_history, job.label)
+    # The slow computations' results of the last build, where their arguments are unchanged.
+    results = cache.get_results() if cache is not None else None
     report = build_report(
         loaded.result_sets,
         config.title,
@@ -304,7 +306,12 @@ def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
         config.k,
         config.confidence,
         history,
+        results,
     )
+    if cache is not None and results is not None:
+        cache.put_results(results)
+        if results.reused:
+            reused.append(f"{results.reused} computed results")
     return loaded, report
 
 

@@ -39,6 +39,7 @@ from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded
 from .readers.folder import walk
+from .results import Results, Unfit, results_from_json
 from .website.charts import Chart, SiteCharts
 
 CACHE_DIR = ".reportgen-cache"
@@ -201,6 +202,13 @@ class Cache:
                 {name: [*stamp, at, digest] for name, (stamp, at, digest) in known.taken.items()},
             )
 
+    def get_results(self) -> Results:
+        return Results(self._get("results", "last", results_from_json))
+
+    def put_results(self, results: Results) -> None:
+        if results.used != results.recorded:
+            self._put("results", "last", results.used)
+
     def get_pages(self) -> PageKeys | None:
         return self._get("pages", "last", _pages_from_json)
 
@@ -222,7 +230,7 @@ class Cache:
             return None
         try:
             return decode(orjson.loads(raw))
-        except (orjson.JSONDecodeError, Damaged, KeyError, TypeError, ValueError):
+        except (orjson.JSONDecodeError, Damaged, Unfit, KeyError, TypeError, ValueError):
             return None  # damaged, foreign or from another version: rebuild the piece
 
     def _put(self, kind: str, entry: str, value: Any) -> None:

@@ -95,6 +95,7 @@ def test_cache_entry_cannot_execute_code(
         "site",
         "pages",
         "digests",
+        "results",
     }
     for entry in entries:
         json.loads(entry.read_bytes())  # plain JSON, nothing else
