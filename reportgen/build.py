@@ -243,6 +243,7 @@ def build(
         reusable,
         content,
         worker,
+        on_disk,
     )
     try:
         return _stages(job, converter)
@@ -269,6 +270,8 @@ class _Job:
     reusable: dict[str, tuple[str, Path]]
     content: ContentTexts
     worker: ContentWorker
+    #: The previous site's files as walked: path -> (size, mtime in ns); None without one.
+    previous_files: dict[str, tuple[int, int]] | None = None
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
@@ -374,6 +377,8 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             inputs=_inputs(config),
             written_files=on_disk,
             on_staging=renderer.set_staging,
+            previous_site=config.output,
+            previous_files=job.previous_files,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
