@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import stat
@@ -88,14 +89,32 @@ def build_date() -> str | None:
 def _site_files(output: Path) -> dict[str, tuple[int, int]]:
     """Every regular file of a built site: relative path -> (size, mtime in ns)."""
     files: dict[str, tuple[int, int]] = {}
-    root = os.path.join(output, "")
-    for parent, _, names in os.walk(output):
-        # Relative paths by slicing, not pathlib: a large site has tens of thousands.
-        folder = os.path.join(parent, "")[len(root) :].replace(os.sep, "/")
-        for name in names:
-            info = os.lstat(os.path.join(parent, name))
-            if stat.S_ISREG(info.st_mode):
-                files[folder + name] = (info.st_size, info.st_mtime_ns)
+    # Each folder is opened once and its entries are looked at relative to it, without
+    # following symbolic links: a large site has tens of thousands of files in a few
+    # folders, and a stat by full path resolved the whole path again for each file.
+    # What cannot be opened or listed (gone, unreadable) is left out, as os.walk does.
+    flags = os.O_RDONLY | os.O_DIRECTORY
+    try:
+        todo = [(os.open(output, flags), "")]
+    except OSError:
+        return files
+    while todo:
+        fd, prefix = todo.pop()
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        with contextlib.suppress(OSError):
+                            sub = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=fd)
+                            todo.append((sub, f"{prefix}{entry.name}/"))
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        files[prefix + entry.name] = (info.st_size, info.st_mtime_ns)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return files
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,22 @@ def test_kept_files_are_copied_where_links_fail(
     for name, inode in before.items():
         assert (old / name).stat().st_ino != inode  # a copy, not the same file
         assert (old / name).read_bytes() == f"<p>{name[-6]}</p>".encode()
+
+
+def test_site_walk_lists_regular_files_only_and_follows_no_links(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "a" / "b").mkdir(parents=True)
+    (site / "index.html").write_bytes(b"x")
+    (site / "a" / "b" / "deep.html").write_bytes(b"yy")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.html").write_bytes(b"zzz")
+    (site / "linked-folder").symlink_to(outside)
+    (site / "a" / "linked-file.html").symlink_to(outside / "secret.html")
+    os.mkfifo(site / "a" / "pipe")
+    found = _site_files(site)
+    assert found == {
+        "index.html": (1, (site / "index.html").stat().st_mtime_ns),
+        "a/b/deep.html": (2, (site / "a" / "b" / "deep.html").stat().st_mtime_ns),
+    }
+    assert _site_files(tmp_path / "missing") == {}
