@@ -284,6 +284,8 @@ def _read_regular(path: Path) -> bytes | None:
 
 def _of(value: Any, kind: type) -> Any:
     """`value` if it is of `kind` (bool is not an int here), else Damaged."""
+    if type(value) is kind:  # what JSON gives: checked first, as this runs for every field
+        return value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise Damaged(f"expected {kind.__name__}, got {type(value).__name__}")
     return value
@@ -490,13 +492,16 @@ def _site_from_json(doc: Any) -> SiteState:
     return (files, size, pages), _count(sets)
 
 
+_HASH = re.compile(r"[0-9a-f]{32}")
+
+
 def _pages_from_json(doc: Any) -> PageKeys:
     pages: dict[str, Any] = _of(doc, dict)
     result: PageKeys = {}
     for path, entry in pages.items():
         page_key, size, mtime = _list(entry)
         page_key = _text(page_key)
-        if not isinstance(path, str) or not re.fullmatch(r"[0-9a-f]{32}", page_key):
+        if not isinstance(path, str) or not _HASH.fullmatch(page_key):
             raise Damaged("a page key is not a hash")
         result[path] = (page_key, _count(size), _count(mtime))
     return result
@@ -507,7 +512,7 @@ def _digests_from_json(doc: Any) -> Digests:
     result: Digests = {}
     for name, entry in entries.items():
         size, mtime, ctime, inode, device, at, digest = _list(entry)
-        if not os.path.isabs(name) or not re.fullmatch(r"[0-9a-f]{32}", _text(digest)):
+        if not os.path.isabs(name) or not _HASH.fullmatch(_text(digest)):
             raise Damaged("not a digest of a file")
         stamp = (_count(size), _of(mtime, int), _of(ctime, int), _count(inode), _count(device))
         result[name] = (stamp, _of(at, int), digest)
