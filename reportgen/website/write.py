@@ -198,6 +198,7 @@ class _Linker:
         self.previous_prefix = os.path.join(previous_site, "") if previous_site else "\0"
         self.known = known
         self.folders: dict[str, int] = {}  # folder path -> open descriptor
+        self.targets: dict[str, int] = {}  # a folder of the site -> its staging descriptor
 
     def _folder(self, path: str) -> int:
         fd = self.folders.get(path)
@@ -206,36 +207,40 @@ class _Linker:
         return fd
 
     def keep(self, previous: Path, relative: str, folder: str) -> tuple[int, int]:
-        source_folder, name = os.path.split(previous)
-        target = os.path.join(self.staging, folder)
+        source = os.fspath(previous)
+        source_folder, _, name = source.rpartition(os.sep)
+        target = self.targets.get(folder)
+        if target is None:
+            target = self.targets[folder] = self._folder(os.path.join(self.staging, folder))
         base = relative.rpartition("/")[2]
         try:
             os.link(
                 name,
                 base,
-                src_dir_fd=self._folder(source_folder),
-                dst_dir_fd=self._folder(target),
+                src_dir_fd=self._folder(source_folder or os.sep),
+                dst_dir_fd=target,
                 follow_symlinks=False,
             )
         except OSError:
             # No links here (another device, a file system without them): a copy.
-            path = os.path.join(target, base)
+            path = os.path.join(self.staging, folder, base)
             shutil.copyfile(previous, path, follow_symlinks=False)
             info = os.lstat(path)
             return info.st_size, info.st_mtime_ns
         known = self.known.get(relative)
-        if known is not None and os.fspath(previous) == self.previous_prefix + relative:
+        if known is not None and source == self.previous_prefix + relative:
             # The file the walk of the previous site found at this very path. Should it
             # have been replaced since, the next build's walk will not match these
             # numbers and renders the page again, where a fresh stat would keep it.
             return known
-        info = os.lstat(base, dir_fd=self._folder(target))
+        info = os.lstat(base, dir_fd=target)
         return info.st_size, info.st_mtime_ns
 
     def close(self) -> None:
         for fd in self.folders.values():
             os.close(fd)
         self.folders.clear()
+        self.targets.clear()
 
 
 def _swap(staging: Path, output: Path) -> None:
