@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import stat
@@ -90,14 +91,32 @@ def build_date() -> str | None:
 def _site_files(output: Path) -> dict[str, tuple[int, int]]:
     """Every regular file of a built site: relative path -> (size, mtime in ns)."""
     files: dict[str, tuple[int, int]] = {}
-    root = os.path.join(output, "")
-    for parent, _, names in os.walk(output):
-        # Relative paths by slicing, not pathlib: a large site has tens of thousands.
-        folder = os.path.join(parent, "")[len(root) :].replace(os.sep, "/")
-        for name in names:
-            info = os.lstat(os.path.join(parent, name))
-            if stat.S_ISREG(info.st_mode):
-                files[folder + name] = (info.st_size, info.st_mtime_ns)
+    # Each folder is opened once and its entries are looked at relative to it, without
+    # following symbolic links: a large site has tens of thousands of files in a few
+    # folders, and a stat by full path resolved the whole path again for each file.
+    # What cannot be opened or listed (gone, unreadable) is left out, as os.walk does.
+    flags = os.O_RDONLY | os.O_DIRECTORY
+    try:
+        todo = [(os.open(output, flags), "")]
+    except OSError:
+        return files
+    while todo:
+        fd, prefix = todo.pop()
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        with contextlib.suppress(OSError):
+                            sub = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=fd)
+                            todo.append((sub, f"{prefix}{entry.name}/"))
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        files[prefix + entry.name] = (info.st_size, info.st_mtime_ns)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return files
 
 
@@ -167,9 +186,16 @@ def build(
 
     progress.update("hashing inputs")
     # Content hashes only matter to the cache; without it, skip reading the inputs twice.
+    # An input unchanged since the last build (by its stat) keeps that build's digest.
+    known = cache.get_digests() if cache is not None else None
     inputs_key = cache_key(
-        [(s, input_digest(s.path) if cache is not None else None) for s in config.result_sets]
+        [
+            (s, input_digest(s.path, known) if known is not None else None)
+            for s in config.result_sets
+        ]
     )
+    if cache is not None and known is not None:
+        cache.put_digests(known)
     previous_history = read_history(config.history) if config.history is not None else None
     label = None
     if previous_history is not None:
@@ -238,6 +264,7 @@ def build(
         reusable,
         content,
         worker,
+        on_disk,
     )
     try:
         return _stages(job, converter)
@@ -264,6 +291,8 @@ class _Job:
     reusable: dict[str, tuple[str, Path]]
     content: ContentTexts
     worker: ContentWorker
+    #: The previous site's files as walked: path -> (size, mtime in ns); None without one.
+    previous_files: dict[str, tuple[int, int]] | None = None
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
@@ -292,6 +321,8 @@ def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
         if config.history is not None and not config.history.exists():
             progress.note(f"no history at {config.history} yet: starting one with {job.label!r}")
         history = (job.previous_history, job.label)
+    # The slow computations' results of the last build, where their arguments are unchanged.
+    results = cache.get_results() if cache is not None else None
     report = build_report(
         loaded.result_sets,
         config.title,
@@ -299,7 +330,12 @@ def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
         config.k,
         config.confidence,
         history,
+        results,
     )
+    if cache is not None and results is not None:
+        cache.put_results(results)
+        if results.reused:
+            reused.append(f"{results.reused} computed results")
     return loaded, report
 
 
@@ -380,6 +416,8 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
             inputs=_inputs(config),
             written_files=on_disk,
             on_staging=renderer.set_staging,
+            previous_site=config.output,
+            previous_files=job.previous_files,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another

@@ -1,7 +1,14 @@
 """Incremental rebuilds: reuse parsed inputs and charts when their sources are unchanged.
 
-Everything is keyed by content hashes (never by file times), so a reused piece
-is exactly what a clean build would make, and the site stays byte-identical.
+Everything is keyed by content hashes, so a reused piece is exactly what a
+clean build would make, and the site stays byte-identical. File times only
+spare the hashing of an input the previous build already hashed, as git's
+index does: its recorded digest is taken again only when the file's size,
+modification and change times, inode and device are all as recorded, and the
+file was last changed clearly (RACY_NS) before that digest was taken; anything
+else, and a file changed within the same clock tick as its hashing, is hashed
+again. The change time cannot be set back by hand, so a file rewritten with
+its old size and modification time restored is hashed again too.
 The cache lives in `.reportgen-cache/` beside the output folder; deleting it
 only makes the next build slower.
 
@@ -19,6 +26,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +39,7 @@ from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded
 from .readers.folder import walk
+from .results import Results, Unfit, results_from_json
 from .website.charts import Chart, SiteCharts
 
 CACHE_DIR = ".reportgen-cache"
@@ -39,19 +48,83 @@ _SUFFIX = ".json"
 
 
 def file_digest(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=16)
     with path.open("rb") as handle:
+        return _digest_of(handle.fileno())
+
+
+def _digest_of(fd: int) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    with open(fd, "rb", closefd=False) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def input_digest(path: Path) -> str | None:
+#: A recorded digest is trusted only for a file last changed at least this long
+#: before the digest was taken. File times come from a coarse clock (and on some
+#: file systems have a resolution of seconds): a file changed again within that
+#: tick, after it was hashed, could otherwise keep a stat identical to the recorded one.
+RACY_NS = 2_000_000_000
+
+#: What a file's stat says about its bytes: size, modification and change times
+#: (ns), inode, device.
+Stamp = tuple[int, int, int, int, int]
+#: Digests taken by a build: absolute path -> (the file's stamp, when the digest was
+#: taken in ns since the epoch, the digest).
+Digests = dict[str, tuple[Stamp, int, str]]
+
+
+class KnownDigests:
+    """Input digests recorded by the previous build, and those this build takes.
+
+    `recorded` is untrusted (read from the cache): a digest is reused only for a
+    file whose stamp is unchanged and clearly older than the digest (see RACY_NS).
+    """
+
+    def __init__(self, recorded: Digests | None = None) -> None:
+        self.recorded = recorded or {}
+        #: What this build used, to record for the next one.
+        self.taken: Digests = {}
+        #: How many files were hashed (not reused), for tests and the curious.
+        self.hashed = 0
+
+    def file(self, path: Path) -> str:
+        name = os.path.abspath(path)
+        # The time before the stat: a change after it gets a later time than this.
+        before = time.time_ns()
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            stamp = (
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+                info.st_ino,
+                info.st_dev,
+            )
+            prior = self.recorded.get(name)
+            if (
+                prior is not None
+                and prior[0] == stamp
+                and max(info.st_mtime_ns, info.st_ctime_ns) + RACY_NS <= prior[1]
+            ):
+                self.taken[name] = prior
+                return prior[2]
+            digest = _digest_of(handle.fileno())
+        self.hashed += 1
+        self.taken[name] = (stamp, before, digest)
+        return digest
+
+
+def input_digest(path: Path, known: KnownDigests | None = None) -> str | None:
     """A result file's digest, or for a folder input one over the names and bytes of the
     files it holds (the walk the folder reader makes): a file added, changed or removed
-    changes it. None for anything else (the build reports it)."""
+    changes it. None for anything else (the build reports it).
+
+    With `known`, a file whose stat shows it unchanged since an earlier build hashed it
+    keeps that build's digest instead of being read again."""
+    digest_file = known.file if known is not None else file_digest
     if path.is_file():
-        return file_digest(path)
+        return digest_file(path)
     if not path.is_dir():
         return None
     files = walk(path, Problems())
@@ -61,7 +134,7 @@ def input_digest(path: Path) -> str | None:
     for file in files:
         digest.update(str(file.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
         try:
-            digest.update(file_digest(file).encode())
+            digest.update(digest_file(file).encode())
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()
@@ -97,7 +170,7 @@ class Cache:
     def __init__(self, output: Path) -> None:
         self.folder = output.absolute().parent / CACHE_DIR / output.name
 
-    # -- the three kinds of entry
+    # -- the kinds of entry
 
     def get_inputs(self, entry: str) -> Loaded | None:
         return self._get("inputs", entry, _loaded_from_json)
@@ -117,6 +190,24 @@ class Cache:
     def put_site(self, entry: str, state: SiteState) -> None:
         (files, size, pages), sets = state
         self._put("site", entry, [[files, size, pages], sets])
+
+    def get_digests(self) -> KnownDigests:
+        return KnownDigests(self._get("digests", "last", _digests_from_json))
+
+    def put_digests(self, known: KnownDigests) -> None:
+        if known.taken != known.recorded:
+            self._put(
+                "digests",
+                "last",
+                {name: [*stamp, at, digest] for name, (stamp, at, digest) in known.taken.items()},
+            )
+
+    def get_results(self) -> Results:
+        return Results(self._get("results", "last", results_from_json))
+
+    def put_results(self, results: Results) -> None:
+        if results.used != results.recorded:
+            self._put("results", "last", results.used)
 
     def get_pages(self) -> PageKeys | None:
         return self._get("pages", "last", _pages_from_json)
@@ -139,7 +230,7 @@ class Cache:
             return None
         try:
             return decode(orjson.loads(raw))
-        except (orjson.JSONDecodeError, Damaged, KeyError, TypeError, ValueError):
+        except (orjson.JSONDecodeError, Damaged, Unfit, KeyError, TypeError, ValueError):
             return None  # damaged, foreign or from another version: rebuild the piece
 
     def _put(self, kind: str, entry: str, value: Any) -> None:
@@ -193,6 +284,8 @@ def _read_regular(path: Path) -> bytes | None:
 
 def _of(value: Any, kind: type) -> Any:
     """`value` if it is of `kind` (bool is not an int here), else Damaged."""
+    if type(value) is kind:  # what JSON gives: checked first, as this runs for every field
+        return value
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise Damaged(f"expected {kind.__name__}, got {type(value).__name__}")
     return value
@@ -399,13 +492,28 @@ def _site_from_json(doc: Any) -> SiteState:
     return (files, size, pages), _count(sets)
 
 
+_HASH = re.compile(r"[0-9a-f]{32}")
+
+
 def _pages_from_json(doc: Any) -> PageKeys:
     pages: dict[str, Any] = _of(doc, dict)
     result: PageKeys = {}
     for path, entry in pages.items():
         page_key, size, mtime = _list(entry)
         page_key = _text(page_key)
-        if not isinstance(path, str) or not re.fullmatch(r"[0-9a-f]{32}", page_key):
+        if not isinstance(path, str) or not _HASH.fullmatch(page_key):
             raise Damaged("a page key is not a hash")
         result[path] = (page_key, _count(size), _count(mtime))
+    return result
+
+
+def _digests_from_json(doc: Any) -> Digests:
+    entries: dict[str, Any] = _of(doc, dict)
+    result: Digests = {}
+    for name, entry in entries.items():
+        size, mtime, ctime, inode, device, at, digest = _list(entry)
+        if not os.path.isabs(name) or not _HASH.fullmatch(_text(digest)):
+            raise Damaged("not a digest of a file")
+        stamp = (_count(size), _of(mtime, int), _of(ctime, int), _count(inode), _count(device))
+        result[name] = (stamp, _of(at, int), digest)
     return result

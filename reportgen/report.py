@@ -16,6 +16,7 @@ import numpy as np
 
 from .counts import ResultSet, TaskCounts
 from .history import Json, SiteHistory, site_history, task_test_level
+from .results import Results
 from .stats.bootstrap import (
     SHOWN_INTERVAL,
     TwoStageBootstrap,
@@ -137,7 +138,7 @@ class SetReport:
 
     def order_least_reliable(self) -> list[int]:
         """Task indices, least reliable (lowest plug-in pass^k) first, ties by id."""
-        plugin = self.estimates.tasks.plugin
+        plugin = self.estimates.tasks.plugin.tolist()  # floats index faster than numpy
         return sorted(
             range(len(self.tasks)), key=lambda i: (plugin[i], natural_key(self.tasks[i].id))
         )
@@ -183,8 +184,15 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
+#: Text slugify returns as it is: lowercase ASCII letters and digits, words joined
+#: by single '-' or '_'. Most task ids look so, and checking is cheaper than cleaning.
+_PLAIN_SLUG = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+
+
 def slugify(text: str, max_length: int = 60) -> str:
     """A lowercase ASCII file-name stem: letters, digits, '-' and '_' only."""
+    if len(text) <= max_length and _PLAIN_SLUG.fullmatch(text):
+        return text
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9_]+", "-", ascii_text.lower()).strip("-_")
     return slug[:max_length].rstrip("-_")
@@ -225,12 +233,16 @@ def build_report(
     k: int,
     confidence: float,
     history: tuple[list[Json], str] | None = None,
+    results: Results | None = None,
 ) -> Report:
     """Every number the pages show, for these result sets.
 
     `history` is (the earlier builds' entries, this build's label): the
     report then carries the history with this build added and every set's trend.
+    `results`, when given, holds the slow computations' results of an earlier
+    build: those made from the same arguments are read back, not made again.
     """
+    results = results or Results(keep=False)
     set_ids = unique_slugs([rs.name for rs in result_sets], "results", strict=False)
     sets = []
     for set_id, rs in zip(set_ids, result_sets, strict=True):
@@ -254,7 +266,16 @@ def build_report(
         coverage = None
         if len(tasks) >= 2:
             population = fit_population(successes, runs)
-            coverage = check_coverage(runs, k, population, confidence, categories=labels)
+            coverage = results.get(
+                "coverage",
+                CoverageCheck,
+                check_coverage,
+                runs,
+                k,
+                population,
+                confidence,
+                categories=labels,
+            )
         headline = choose_headline(coverage, estimates.unbiased.estimate is not None)
         lead = estimates.unbiased if headline.estimator == "unbiased" else estimates.plugin
         task_sd = lead.sd if lead.sd else DEFAULT_TASK_SD
@@ -265,11 +286,20 @@ def build_report(
                 tasks=tasks,
                 estimates=estimates,
                 task_slugs=unique_slugs([t.id for t in tasks], "task"),
-                curve=curve_over_k(successes, runs, confidence),
+                curve=results.get(
+                    "curve", list[CurvePoint], curve_over_k, successes, runs, confidence
+                ),
                 warnings=warnings + list(estimates.warnings),
                 variance=decompose_variance(successes, runs),
-                bootstrap=two_stage_bootstrap(
-                    successes, runs, k, confidence, interval=SHOWN_INTERVAL
+                bootstrap=results.get(
+                    "bootstrap",
+                    TwoStageBootstrap,
+                    two_stage_bootstrap,
+                    successes,
+                    runs,
+                    k,
+                    confidence,
+                    interval=SHOWN_INTERVAL,
                 ),
                 clustered=clustered,
                 plans=[
@@ -286,7 +316,7 @@ def build_report(
         k=k,
         confidence=confidence,
         sets=sets,
-        comparisons=compare_pairs(sets, k, confidence),
+        comparisons=compare_pairs(sets, k, confidence, results),
     )
     if history is not None:
         previous, label = history
@@ -300,8 +330,11 @@ def build_report(
 PLAN_TARGETS = (0.10, 0.05, 0.02)
 
 
-def compare_pairs(sets: list[SetReport], k: int, confidence: float) -> list[ComparisonReport]:
+def compare_pairs(
+    sets: list[SetReport], k: int, confidence: float, results: Results | None = None
+) -> list[ComparisonReport]:
     """Every pair of result sets on the same suite (different models), in page order."""
+    results = results or Results(keep=False)
     pairs = [
         (a, b)
         for i, a in enumerate(sets)
@@ -317,7 +350,14 @@ def compare_pairs(sets: list[SetReport], k: int, confidence: float) -> list[Comp
             continue  # nothing shared: there is no paired comparison to make
         comparison = compare(counts_a, counts_b, k, confidence)
         # B is the baseline and A the candidate, as in the differences A - B.
-        tests = shared_task_tests(counts_b, counts_a, level=task_test_level(confidence))
+        tests = results.get(
+            "task tests",
+            TaskTests,
+            shared_task_tests,
+            counts_b,
+            counts_a,
+            level=task_test_level(confidence),
+        )
         reports.append(ComparisonReport(pair_id, a, b, comparison, tests))
     return reports
 

@@ -89,7 +89,14 @@ def test_cache_entry_cannot_execute_code(
     proof = tmp_path / "code-ran"
     payload = pickle.dumps(_RunsCode(proof))
     entries = cache_entries(site)
-    assert {p.name.split("-")[0] for p in entries} == {"inputs", "charts", "site", "pages"}
+    assert {p.name.split("-")[0] for p in entries} == {
+        "inputs",
+        "charts",
+        "site",
+        "pages",
+        "digests",
+        "results",
+    }
     for entry in entries:
         json.loads(entry.read_bytes())  # plain JSON, nothing else
         entry.write_bytes(payload)

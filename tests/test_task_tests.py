@@ -103,6 +103,33 @@ def test_fisher_equals_exact_rational_tail(
     assert lower[0] + higher[0] >= 1 - 1e-12  # the two tails share the observed table
 
 
+def _exact_higher(cb: int, nb: int, cc: int, nc: int) -> Fraction:
+    """P(X >= cc), in rational arithmetic: one minus the lower tail below cc."""
+    return 1 - _exact_lower(cb + 1, nb, cc - 1, nc) if cc > 0 else Fraction(1)
+
+
+small_counts = st.integers(1, 6).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(small_counts, small_counts), min_size=1, max_size=80))
+def test_many_tasks_sharing_margins_get_each_its_own_exact_tails(
+    tables: list[tuple[tuple[int, int], tuple[int, int]]],
+) -> None:
+    # Tasks with the same margins share their summed terms: each task's tails must
+    # still be its own, and the correctly rounded exact value (float of a Fraction).
+    cb, nb, cc, nc = (
+        [t[0][0] for t in tables],
+        [t[0][1] for t in tables],
+        [t[1][0] for t in tables],
+        [t[1][1] for t in tables],
+    )
+    lower, higher = fisher_p_values(cb, nb, cc, nc)
+    for i, row in enumerate(zip(cb, nb, cc, nc, strict=True)):
+        assert lower[i] == float(_exact_lower(*row)), row
+        assert higher[i] == float(_exact_higher(*row)), row
+
+
 @settings(max_examples=100, deadline=None)
 @given(counts, counts)
 def test_smallest_p_is_the_least_over_every_table_with_these_margins(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reportgen.build import _site_files
 from reportgen.website.write import write_site
@@ -63,3 +66,103 @@ def test_paths_are_normalised_as_posix_paths(tmp_path: Path) -> None:
     assert "sets/a/t.html" in reported
     with pytest.raises(ValueError, match="two pages want the same file"):
         write_site(tmp_path / "other", [("a/b.html", b"x"), ("a//b.html", b"y")])
+
+
+def _reference_relative(name: str) -> tuple[str, str]:
+    """The rule as PurePosixPath would apply it, written out the long way."""
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if name.startswith("/") or ".." in parts or not parts:
+        raise ValueError("outside")
+    return "/".join(parts), "/".join(parts[:-1])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b.html", "/", ".", "..", "c."]), max_size=10).map("".join))
+def test_normal_names_are_taken_as_they_are_and_others_normalised(name: str) -> None:
+    from reportgen.website.write import _safe_relative
+
+    try:
+        expected = _reference_relative(name)
+    except ValueError:
+        with pytest.raises(ValueError):
+            _safe_relative(name)
+        return
+    assert _safe_relative(name) == expected
+
+
+def _old_site(tmp_path: Path) -> tuple[Path, list[tuple[str, bytes | Path]]]:
+    old = tmp_path / "site"
+    pages = {f"sets/a/tasks/t{i}.html": f"<p>{i}</p>".encode() for i in range(5)}
+    write_site(old, [("index.html", b"<p>old</p>"), *pages.items()])
+    kept: list[tuple[str, bytes | Path]] = [("index.html", b"<p>new</p>")]
+    kept += [(name, old / name) for name in pages]
+    return old, kept
+
+
+def test_kept_files_are_reported_with_the_numbers_their_walk_found(tmp_path: Path) -> None:
+    old, files = _old_site(tmp_path)
+    walked = _site_files(old)
+    reported: dict[str, tuple[int, int]] = {}
+    write_site(old, files, written_files=reported, previous_site=old, previous_files=walked)
+    assert reported == _site_files(old)  # the new site, as a walk finds it
+    assert (old / "index.html").read_bytes() == b"<p>new</p>"
+    assert (old / "sets/a/tasks/t3.html").read_bytes() == b"<p>3</p>"
+
+
+def test_a_file_replaced_after_the_walk_is_not_recorded_as_the_walked_one(
+    tmp_path: Path,
+) -> None:
+    # Replaced between the walk and the link: the new site holds the replacement, but
+    # it is reported with the walked numbers, so the next build's check (the page's
+    # recorded size and time against a walk) does not offer it for keeping.
+    old, files = _old_site(tmp_path)
+    walked = _site_files(old)
+    replaced = old / "sets/a/tasks/t1.html"
+    replaced.unlink()
+    replaced.write_bytes(b"<p>written by hand, longer</p>")
+    reported: dict[str, tuple[int, int]] = {}
+    write_site(old, files, written_files=reported, previous_site=old, previous_files=walked)
+    now = _site_files(old)
+    assert reported["sets/a/tasks/t1.html"] != now["sets/a/tasks/t1.html"]
+    assert {k: v for k, v in reported.items() if k != "sets/a/tasks/t1.html"} == {
+        k: v for k, v in now.items() if k != "sets/a/tasks/t1.html"
+    }
+
+
+def test_kept_files_are_copied_where_links_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportgen.website import write as write_module
+
+    old, files = _old_site(tmp_path)
+    before = {name: (old / name).stat().st_ino for name, data in files if isinstance(data, Path)}
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(write_module.os, "link", no_links)
+    reported: dict[str, tuple[int, int]] = {}
+    write_site(old, files, written_files=reported, previous_site=old, previous_files={})
+    assert reported == _site_files(old)
+    for name, inode in before.items():
+        assert (old / name).stat().st_ino != inode  # a copy, not the same file
+        assert (old / name).read_bytes() == f"<p>{name[-6]}</p>".encode()
+
+
+def test_site_walk_lists_regular_files_only_and_follows_no_links(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "a" / "b").mkdir(parents=True)
+    (site / "index.html").write_bytes(b"x")
+    (site / "a" / "b" / "deep.html").write_bytes(b"yy")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.html").write_bytes(b"zzz")
+    (site / "linked-folder").symlink_to(outside)
+    (site / "a" / "linked-file.html").symlink_to(outside / "secret.html")
+    os.mkfifo(site / "a" / "pipe")
+    found = _site_files(site)
+    assert found == {
+        "index.html": (1, (site / "index.html").stat().st_mtime_ns),
+        "a/b/deep.html": (2, (site / "a" / "b" / "deep.html").stat().st_mtime_ns),
+    }
+    assert _site_files(tmp_path / "missing") == {}
