@@ -241,10 +241,20 @@ def build(
 
     reusable = _reusable_pages(cache, config.output, on_disk) if cache is not None else {}
     content = read_content(theme)
-    # vl-convert starts in a child process now (unless the caller started it even
-    # earlier), so its start-up overlaps the reading; the content pages, which
-    # need only the config, are rendered alongside too (those not likely kept).
-    converter = converter or Converter()
+    charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
+    cached_charts = cache.get_charts(charts_key) if cache is not None else None
+    if cached_charts is not None:
+        # Every chart is in the cache: an engine the caller started is stopped at
+        # once, so that its start-up does not take a core from this build.
+        if converter is not None:
+            converter.close()
+        converter = None
+    else:
+        # vl-convert starts in a child process now (unless the caller started it even
+        # earlier), so its start-up overlaps the reading.
+        converter = converter or Converter()
+    # The content pages, which need only the config, are rendered alongside the
+    # reading too (those not likely kept).
     worker = ContentWorker(
         content,
         site_settings(config.title, config.description, config.k, config.confidence),
@@ -265,12 +275,15 @@ def build(
         content,
         worker,
         on_disk,
+        charts_key,
+        cached_charts,
     )
     try:
         return _stages(job, converter)
     finally:
         worker.close()
-        converter.close()
+        if converter is not None:
+            converter.close()
 
 
 @dataclass(frozen=True)
@@ -293,6 +306,9 @@ class _Job:
     worker: ContentWorker
     #: The previous site's files as walked: path -> (size, mtime in ns); None without one.
     previous_files: dict[str, tuple[int, int]] | None = None
+    charts_key: str = ""
+    #: The charts of the cache entry for charts_key, when there is one.
+    cached_charts: SiteCharts | None = None
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
@@ -345,7 +361,7 @@ def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
 _last_report: tuple[str, Loaded, Report] | None = None
 
 
-def _stages(job: _Job, converter: Converter) -> BuildResult:
+def _stages(job: _Job, converter: Converter | None) -> BuildResult:
     """load -> estimate -> chart -> render -> write, reusing cached pieces."""
     global _last_report
     config, progress, cache = job.config, job.progress, job.cache
@@ -371,8 +387,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         loaded, report = _read_and_estimate(job, reused)
         _last_report = (report_key, loaded, report) if cache is not None else None
     progress.update("rendering pages")
-    charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
-    cached = cache.get_charts(charts_key) if cache is not None else None
+    charts_key, cached = job.charts_key, job.cached_charts
     if cached is not None and cached.fit(report):
         reused.append(f"{cached.count} charts")
         charts = PendingCharts.ready(cached)
@@ -381,7 +396,7 @@ def _stages(job: _Job, converter: Converter) -> BuildResult:
         def begin() -> Callable[[], SiteCharts]:
             from .website.chart import begin_charts  # Altair loads only to draw
 
-            receive = begin_charts(report, converter)
+            receive = begin_charts(report, converter)  # a new engine if none runs
 
             def drawn() -> SiteCharts:
                 made = receive()

@@ -8,8 +8,10 @@ order of writing must not change a byte of the site.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -172,3 +174,60 @@ def test_other_commands_start_no_chart_engine(argv: list[str]) -> None:
     seen = _probe(*argv)
     assert seen["status"] == 0
     assert seen["started"] == 0
+
+
+class _Engine:
+    """A stand-in chart engine that records what the build did with it."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def send(self, specs: list[dict[str, object]]) -> None:
+        self.events.append("specs sent")
+
+    def close(self) -> None:
+        self.events.append("engine closed")
+
+
+def test_a_rebuild_with_every_chart_cached_stops_the_engine_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportgen import build as build_module
+    from reportgen.build import build
+    from reportgen.config import load_config
+
+    project = tmp_path / "project"
+    shutil.copytree(ROOT / "example", project)
+    (project / "reportgen.yaml").write_text(
+        (project / "reportgen.yaml").read_text().replace("output: ../site", "output: site")
+    )
+    config = load_config(project / "reportgen.yaml")
+    first = build(config)
+    assert "charts" not in first.reused
+    before = _tree(config.output)
+
+    events: list[str] = []
+    real_estimate = build_module.build_report
+
+    def estimate(*args: object, **kwargs: object) -> Report:
+        events.append("estimating")
+        return real_estimate(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build_module, "build_report", estimate)
+    engine = _Engine(events)
+    (project / "reportgen.yaml").write_text(
+        (project / "reportgen.yaml").read_text().replace("title: Support-desk", "title: Edited")
+    )
+    edited = load_config(project / "reportgen.yaml")
+    again = build(edited, converter=engine)  # type: ignore[arg-type]
+    assert "charts" in again.reused
+    # Stopped before the inputs were even estimated, and never given a spec.
+    assert events[0] == "engine closed" and "estimating" in events
+    assert "specs sent" not in events
+    after = _tree(edited.output)
+    assert after != before  # the title changed the pages...
+    # ...and the charts, taken from the cache, are those of a clean build.
+    engine_free = tmp_path / "clean"
+    clean = build(dataclasses.replace(edited, output=engine_free), use_cache=False)
+    assert clean.reused == ""
+    assert _tree(engine_free) == after
