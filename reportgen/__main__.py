@@ -12,11 +12,11 @@ def run() -> None:
 
         sys.stdout.write(formats_text())
         sys.exit(0)
+    from .website import chart_engine  # a few standard modules, nothing more
+
     if sys.argv[1:2] == ["build"] and not {"-h", "--help"} & set(sys.argv):
         # The chart engine takes longer to start than the command line takes to
         # import, so a build starts it first; _run_build takes it over.
-        from .website import chart_engine
-
         chart_engine.start_early()
     try:
         from .cli import main
@@ -26,8 +26,6 @@ def run() -> None:
     try:
         status = main()
     finally:
-        from .website import chart_engine
-
         chart_engine.discard_early()
     sys.exit(status)
 

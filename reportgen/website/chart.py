@@ -136,9 +136,9 @@ def _render(
     return Chart(chart_id, title, description, spec=spec)
 
 
-def _send_all(charts: list[Chart], converter: Converter | None) -> Callable[[], None]:
+def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], SiteCharts]:
     """Hand every chart's spec to the chart engine, a separate process, and return
-    the function that waits for the SVGs and fills them in.
+    the function that waits for the SVGs, fills them in and returns the charts.
 
     The engine draws while this process renders the pages that have no chart.
     vl-convert runs a JavaScript engine that holds on to a hundred megabytes or
@@ -146,11 +146,11 @@ def _send_all(charts: list[Chart], converter: Converter | None) -> Callable[[], 
     drawn, instead of adding to the peak of a build that also holds a large
     suite's runs and pages.
     """
-    pending = [(c, c.spec) for c in charts if c.spec is not None]
+    pending = [(c, c.spec) for c in charts.all() if c.spec is not None]
     engine = converter or Converter()
     engine.send([spec for _, spec in pending])
 
-    def receive() -> None:
+    def receive() -> SiteCharts:
         try:
             drawn = engine.receive()
         finally:
@@ -158,6 +158,7 @@ def _send_all(charts: list[Chart], converter: Converter | None) -> Callable[[], 
         for (chart, _), svg in zip(pending, drawn, strict=True):
             chart.svg = _accessible(chart.id, chart.title, chart.description, svg)
             chart.spec = None
+        return charts
 
     return receive
 
@@ -519,13 +520,7 @@ def begin_charts(report: Report, converter: Converter | None = None) -> Callable
         by_comparison={c.id: [paired_chart(c, "paired")] for c in report.comparisons},
         by_trend=by_trend,
     )
-    receive = _send_all(charts.all(), converter)
-
-    def finish() -> SiteCharts:
-        receive()
-        return charts
-
-    return finish
+    return _send_all(charts, converter)
 
 
 def make_charts(report: Report, converter: Converter | None = None) -> SiteCharts:

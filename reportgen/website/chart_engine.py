@@ -29,11 +29,6 @@ class Converter:
             stderr=subprocess.PIPE,
         )
 
-    def convert(self, specs: list[dict[str, Any]]) -> list[str]:
-        """SVG for each spec, in order."""
-        self.send(specs)
-        return self.receive()
-
     def send(self, specs: list[dict[str, Any]]) -> None:
         """Hand over the specs: the engine draws them while this process goes on."""
         assert self.process.stdin is not None

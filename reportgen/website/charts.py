@@ -60,17 +60,19 @@ class PendingCharts:
     `get` when a page needs its charts.
     """
 
-    def __init__(self, begin: Callable[[], Callable[[], SiteCharts]]) -> None:
-        self._begin: Callable[[], Callable[[], SiteCharts]] | None = begin
+    def __init__(
+        self,
+        begin: Callable[[], Callable[[], SiteCharts]] | None,
+        charts: SiteCharts | None = None,
+    ) -> None:
+        self._begin = begin
         self._finish: Callable[[], SiteCharts] | None = None
-        self._charts: SiteCharts | None = None
+        self._charts = charts
 
     @classmethod
     def ready(cls, charts: SiteCharts) -> PendingCharts:
         """Charts already drawn (from the cache, or by the caller)."""
-        pending = cls(lambda: lambda: charts)
-        pending._begin, pending._charts = None, charts
-        return pending
+        return cls(None, charts)
 
     def start(self) -> None:
         if self._begin is not None:

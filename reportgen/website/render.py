@@ -595,7 +595,7 @@ class Renderer:
         """The pages without charts first, so that charts are drawn meanwhile; the
         order of files does not change them (the sitemap is sorted)."""
         report = self.report
-        pooled = any(len(pages) >= PARALLEL_MIN_PAGES for pages in self.with_pages.values())
+        pooled = any(_worker_count(len(pages)) > 1 for pages in self.with_pages.values())
         if not pooled:
             # Otherwise the charts start once task-page workers are busy (_task_pages):
             # the workers are forked first, so they do not copy the chart specs.
