@@ -13,8 +13,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -28,6 +26,8 @@ from reportgen.website.chart_engine import Converter
 from reportgen.website.charts import PendingCharts, SiteCharts
 from reportgen.website.render import Renderer, SiteOptions, Theme
 from reportgen.website.write import Written, write_site
+
+from .test_imports import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 POINT = {
@@ -115,7 +115,8 @@ def test_the_engine_answers_while_a_forked_process_holds_its_input() -> None:
         signal.pause()
         os._exit(0)
     try:
-        svgs = converter.convert([POINT, POINT])
+        converter.send([POINT, POINT])
+        svgs = converter.receive()
         assert len(svgs) == 2 and all(svg.lstrip().startswith("<svg") for svg in svgs)
         assert os.waitpid(holder, os.WNOHANG) == (0, 0)  # the holder still runs
     finally:
@@ -142,20 +143,12 @@ try:
     run()
 except SystemExit as exit:
     seen["status"] = exit.code
-print(json.dumps(seen))
+print(json.dumps(seen), file=sys.stderr)
 """
 
 
 def _probe(*argv: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return probe(_PROBE, *argv)
 
 
 def test_a_build_starts_the_chart_engine_before_importing_anything_heavy(

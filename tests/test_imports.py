@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,17 +37,35 @@ print(json.dumps({"status": status, "modules": sorted(sys.modules)}), file=sys.s
 """
 
 
-def _loaded_modules(*argv: str) -> tuple[int, set[str]]:
+def probe(code: str, *argv: str) -> dict[str, Any]:
+    """Run `code` in a fresh interpreter with `argv`: the JSON of the last line it
+    wrote to stderr (what it saw of itself)."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv],
+        [sys.executable, "-c", code, *argv],
         capture_output=True,
         text=True,
         cwd=ROOT,
         check=False,
     )
-    last = done.stderr.strip().splitlines()[-1]
-    result = json.loads(last)
+    result: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
+    return result
+
+
+def _loaded_modules(*argv: str) -> tuple[int, set[str]]:
+    result = probe(_PROBE, *argv)
     return result["status"], set(result["modules"])
+
+
+def _write_runs(path: Path) -> Path:
+    """Three tasks of four runs, as JSONL."""
+    path.write_text(
+        "".join(
+            json.dumps({"task": f"t{i}", "run": r, "passed": (i + r) % 3 != 0}) + "\n"
+            for i in range(3)
+            for r in range(4)
+        )
+    )
+    return path
 
 
 def _site_stack(modules: set[str]) -> list[str]:
@@ -95,14 +114,7 @@ def test_check_skips_the_site_stack(example_site: Path) -> None:
 def test_the_probe_sees_the_site_stack_when_building(tmp_path: Path) -> None:
     # The same probe run on `build` must see Jinja and Altair, or the tests above
     # would pass for the wrong reason.
-    results = tmp_path / "runs.jsonl"
-    results.write_text(
-        "".join(
-            json.dumps({"task": f"t{i}", "run": r, "passed": (i + r) % 3 != 0}) + "\n"
-            for i in range(3)
-            for r in range(4)
-        )
-    )
+    results = _write_runs(tmp_path / "runs.jsonl")
     status, modules = _loaded_modules("build", str(results), "--output", str(tmp_path / "site"))
     assert status == 0
     # vl-convert runs in its own process (website/chart_engine.py), so it is not here.
@@ -115,14 +127,7 @@ def test_the_probe_sees_the_site_stack_when_building(tmp_path: Path) -> None:
 def test_a_rebuild_with_its_charts_cached_skips_altair(tmp_path: Path) -> None:
     # Charts are reused by what they show; a template edit leaves them as they were,
     # so the rebuild must not pay for importing Altair.
-    results = tmp_path / "runs.jsonl"
-    results.write_text(
-        "".join(
-            json.dumps({"task": f"t{i}", "run": r, "passed": (i + r) % 3 != 0}) + "\n"
-            for i in range(3)
-            for r in range(4)
-        )
-    )
+    results = _write_runs(tmp_path / "runs.jsonl")
     theme = tmp_path / "theme"
     theme.mkdir()
     (theme / "404.html").write_text((ROOT / "templates" / "404.html").read_text())
