@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
-import stat
 import sys
 import time
 from collections.abc import Callable
@@ -34,7 +32,7 @@ from .website.render import (
     read_content,
     site_settings,
 )
-from .website.write import MARKER, check_output, write_site
+from .website.write import MARKER, SiteOnDisk, check_output, site_on_disk, write_site
 
 
 class Progress:
@@ -88,38 +86,6 @@ def build_date() -> str | None:
     return moment.strftime("%Y-%m-%d")
 
 
-def _site_files(output: Path) -> dict[str, tuple[int, int]]:
-    """Every regular file of a built site: relative path -> (size, mtime in ns)."""
-    files: dict[str, tuple[int, int]] = {}
-    # Each folder is opened once and its entries are looked at relative to it, without
-    # following symbolic links: a large site has tens of thousands of files in a few
-    # folders, and a stat by full path resolved the whole path again for each file.
-    # What cannot be opened or listed (gone, unreadable) is left out, as os.walk does.
-    flags = os.O_RDONLY | os.O_DIRECTORY
-    try:
-        todo = [(os.open(output, flags), "")]
-    except OSError:
-        return files
-    while todo:
-        fd, prefix = todo.pop()
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        with contextlib.suppress(OSError):
-                            sub = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=fd)
-                            todo.append((sub, f"{prefix}{entry.name}/"))
-                        continue
-                    info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(info.st_mode):
-                        files[prefix + entry.name] = (info.st_size, info.st_mtime_ns)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    return files
-
-
 def _site_state(files: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     """(files, bytes, HTML pages) of a built site.
 
@@ -129,24 +95,23 @@ def _site_state(files: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
     return len(files), sum(size for size, _ in files.values()), pages
 
 
-def _reusable_pages(
-    cache: Cache, output: Path, on_disk: dict[str, tuple[int, int]] | None
-) -> dict[str, tuple[str, Path]]:
-    """Pages of the previous build that are still on disk as it wrote them.
+def _reusable_pages(cache: Cache, on_disk: SiteOnDisk | None) -> dict[str, str]:
+    """Pages of the previous build that are still on disk as it wrote them: path -> key.
 
     The cache's list is untrusted: a page is offered for reuse only when a
     regular file of the same size and time is at its (relative) path.
-    `on_disk` is the previous site's files (None when there is no previous site).
+    `on_disk` is the previous site as walked (None when there is none).
     """
     if on_disk is None:
         return {}
     recorded = cache.get_pages()
     if not recorded:
         return {}
+    files = on_disk.files
     return {
-        path: (page_key, output / path)
+        path: page_key
         for path, (page_key, size, mtime) in recorded.items()
-        if on_disk.get(path) == (size, mtime)
+        if files.get(path) == (size, mtime)
     }
 
 
@@ -222,8 +187,8 @@ def build(
     keys = (inputs_key, history_key, site_key)
     previous = cache.get_site(site_key) if cache is not None else None
     # The previous site's files, walked once: for the check below and the pages to keep.
-    on_disk = _site_files(config.output) if (config.output / MARKER).is_file() else None
-    state = _site_state(on_disk) if on_disk is not None else None
+    on_disk = site_on_disk(config.output) if (config.output / MARKER).is_file() else None
+    state = _site_state(on_disk.files) if on_disk is not None else None
     if previous is not None and previous[0] == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
@@ -239,7 +204,7 @@ def build(
             reused="nothing changed: kept every file of the previous build",
         )
 
-    reusable = _reusable_pages(cache, config.output, on_disk) if cache is not None else {}
+    reusable = _reusable_pages(cache, on_disk) if cache is not None else {}
     content = read_content(theme)
     charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
     cached_charts = cache.get_charts(charts_key) if cache is not None else None
@@ -300,12 +265,12 @@ class _Job:
     theme: Theme
     options: SiteOptions
     start: float
-    #: Pages of the previous build that may be kept: path -> (key, file).
-    reusable: dict[str, tuple[str, Path]]
+    #: Pages of the previous build that may be kept: path -> key.
+    reusable: dict[str, str]
     content: ContentTexts
     worker: ContentWorker
-    #: The previous site's files as walked: path -> (size, mtime in ns); None without one.
-    previous_files: dict[str, tuple[int, int]] | None = None
+    #: The previous site as walked; None without one.
+    previous: SiteOnDisk | None = None
     charts_key: str = ""
     #: The charts of the cache entry for charts_key, when there is one.
     cached_charts: SiteCharts | None = None
@@ -431,8 +396,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
             inputs=_inputs(config),
             written_files=on_disk,
             on_staging=renderer.set_staging,
-            previous_site=config.output,
-            previous_files=job.previous_files,
+            previous=job.previous,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another

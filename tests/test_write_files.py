@@ -9,8 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.build import _site_files
-from reportgen.website.write import write_site
+from reportgen.website.write import site_on_disk, write_site
+
+
+def _site_files(site: Path) -> dict[str, tuple[int, int]]:
+    return site_on_disk(site).files
 
 
 def test_write_site_reports_the_files_a_walk_finds(tmp_path: Path) -> None:
@@ -101,9 +104,9 @@ def _old_site(tmp_path: Path) -> tuple[Path, list[tuple[str, bytes | Path]]]:
 
 def test_kept_files_are_reported_with_the_numbers_their_walk_found(tmp_path: Path) -> None:
     old, files = _old_site(tmp_path)
-    walked = _site_files(old)
+    walked = site_on_disk(old)
     reported: dict[str, tuple[int, int]] = {}
-    write_site(old, files, written_files=reported, previous_site=old, previous_files=walked)
+    write_site(old, files, written_files=reported, previous=walked)
     assert reported == _site_files(old)  # the new site, as a walk finds it
     assert (old / "index.html").read_bytes() == b"<p>new</p>"
     assert (old / "sets/a/tasks/t3.html").read_bytes() == b"<p>3</p>"
@@ -116,12 +119,12 @@ def test_a_file_replaced_after_the_walk_is_not_recorded_as_the_walked_one(
     # it is reported with the walked numbers, so the next build's check (the page's
     # recorded size and time against a walk) does not offer it for keeping.
     old, files = _old_site(tmp_path)
-    walked = _site_files(old)
+    walked = site_on_disk(old)
     replaced = old / "sets/a/tasks/t1.html"
     replaced.unlink()
     replaced.write_bytes(b"<p>written by hand, longer</p>")
     reported: dict[str, tuple[int, int]] = {}
-    write_site(old, files, written_files=reported, previous_site=old, previous_files=walked)
+    write_site(old, files, written_files=reported, previous=walked)
     now = _site_files(old)
     assert reported["sets/a/tasks/t1.html"] != now["sets/a/tasks/t1.html"]
     assert {k: v for k, v in reported.items() if k != "sets/a/tasks/t1.html"} == {
@@ -142,7 +145,7 @@ def test_kept_files_are_copied_where_links_fail(
 
     monkeypatch.setattr(write_module.os, "link", no_links)
     reported: dict[str, tuple[int, int]] = {}
-    write_site(old, files, written_files=reported, previous_site=old, previous_files={})
+    write_site(old, files, written_files=reported)
     assert reported == _site_files(old)
     for name, inode in before.items():
         assert (old / name).stat().st_ino != inode  # a copy, not the same file

@@ -48,7 +48,7 @@ from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, render_content, split_front_matter, task_view
-from .write import Written, write_staged
+from .write import KEEP, Keep, Written, write_staged
 
 
 def package_folder(name: str) -> Path:
@@ -411,7 +411,7 @@ class Renderer:
         charts: SiteCharts | PendingCharts,
         theme: Theme,
         options: SiteOptions,
-        reusable: Mapping[str, tuple[str, Path]] | None = None,
+        reusable: Mapping[str, str] | None = None,
         content: ContentTexts | None = None,
         record_keys: bool = True,
         content_ready: Callable[[], None] | None = None,
@@ -424,7 +424,7 @@ class Renderer:
         self.theme = theme
         self.options = options
         self.env = environment(theme)
-        #: Pages of the previous build that may be kept: path -> (key, file).
+        #: Pages of the previous build that may be kept: path -> key.
         self.reusable = reusable or {}
         #: What each page was made from, as a key: filled while pages are made, unless
         #: record_keys is false (a build without the cache keeps none of them).
@@ -553,7 +553,7 @@ class Renderer:
         key = self._closures[name] = _digest(sorted(seen.items()))
         return key
 
-    def _kept(self, template: str, path: str, *data: Any) -> tuple[str, Path] | None:
+    def _kept(self, template: str, path: str, *data: Any) -> tuple[str, Keep] | None:
         """Records the page's key; returns the previous build's file if it may be kept."""
         if not self.record_keys:
             return None
@@ -562,26 +562,25 @@ class Renderer:
             return None
         return self._kept_file(path, template_key, *data)
 
-    def _kept_file(self, path: str, *data: Any) -> tuple[str, Path] | None:
+    def _kept_file(self, path: str, *data: Any) -> tuple[str, Keep] | None:
         """_kept for a file made without a template (report.json, tasks.csv)."""
         if not self.record_keys:
             return None
         key = _digest(path, *data)
         self.keys[path] = key
-        previous = self.reusable.get(path)
-        if previous is not None and previous[0] == key:
+        if self.reusable.get(path) == key:
             if path.endswith(".html"):
                 self.kept += 1
-            return path, previous[1]
+            return path, KEEP
         return None
 
     # -- pages
 
-    def pages(self) -> Iterator[tuple[str, bytes | Path | Written]]:
+    def pages(self) -> Iterator[tuple[str, bytes | Written | Keep]]:
         """Every file of the site as (relative path, bytes), in a fixed order.
 
         A page whose template and data are those of a page of the previous build
-        comes as the Path of that build's file instead, for the writer to keep.
+        comes as KEEP instead, for the writer to keep that build's file.
         """
         html_pages: list[str] = []
         for name, data in self._files():
@@ -591,7 +590,7 @@ class Renderer:
         if self.options.base_url:
             yield "sitemap.xml", sitemap(self.options.base_url, html_pages)
 
-    def _files(self) -> Iterator[tuple[str, bytes | Path | Written]]:
+    def _files(self) -> Iterator[tuple[str, bytes | Written | Keep]]:
         """The pages without charts first, so that charts are drawn meanwhile; the
         order of files does not change them (the sitemap is sorted)."""
         report = self.report
@@ -668,7 +667,7 @@ class Renderer:
             self._orders[s.id] = s.order_least_reliable()
         return self._orders[s.id]
 
-    def _set_page(self, s: SetReport, charts: list[Chart]) -> tuple[str, bytes | Path]:
+    def _set_page(self, s: SetReport, charts: list[Chart]) -> tuple[str, bytes | Keep]:
         order = self._least_reliable(s)
         return self._kept("set.html", s.page, self.set_keys[s.id]) or self._page(
             "set.html",
@@ -683,7 +682,7 @@ class Renderer:
             calculator=suite_link(s, s.estimates.k, s.estimates.confidence),
         )
 
-    def _set_files(self, s: SetReport) -> Iterator[tuple[str, bytes | Path | Written]]:
+    def _set_files(self, s: SetReport) -> Iterator[tuple[str, bytes | Written | Keep]]:
         """A result set's files other than its page: table, badges, task pages."""
         table = f"sets/{s.id}/tasks.csv"
         yield self._kept_file(table, self.set_keys[s.id]) or (table, _csv_bytes(task_csv_rows(s)))
@@ -709,7 +708,7 @@ class Renderer:
 
     def _task_pages(
         self, s: SetReport, order: list[int], pages: frozenset[int]
-    ) -> Iterator[tuple[str, bytes | Path | Written]]:
+    ) -> Iterator[tuple[str, bytes | Written | Keep]]:
         """Task pages in task order; many of them are rendered by forked workers.
 
         Pages the previous build made from the same template and data are kept.
@@ -983,5 +982,5 @@ def render_site(
     charts: SiteCharts,
     theme: Theme,
     options: SiteOptions,
-) -> Iterator[tuple[str, bytes | Path | Written]]:
+) -> Iterator[tuple[str, bytes | Written | Keep]]:
     return Renderer(report, charts, theme, options).pages()

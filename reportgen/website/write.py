@@ -1,10 +1,15 @@
 """Write: stream the site into a temporary folder beside the output, then swap it in.
 
 A failed build (bad input, a template error, Ctrl-C) never touches the previous
-site. An existing output folder is replaced only if reportgen made it (it
-carries a marker file) or --force is given, so a mistyped --output cannot wipe
-someone's folder; and never, even with --force, when it holds an input of the
-build, the working folder or the home folder.
+site. Pages kept from the previous build are linked into the new one; a folder
+whose every file is kept, and that holds nothing else, is moved over whole just
+before the swap (and moved back should the swap fail), so that a rebuild after
+an edit of one page does no work per unchanged page.
+
+An existing output folder is replaced only if reportgen made it (it carries a
+marker file) or --force is given, so a mistyped --output cannot wipe someone's
+folder; and never, even with --force, when it holds an input of the build, the
+working folder or the home folder.
 """
 
 from __future__ import annotations
@@ -12,9 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
@@ -57,6 +63,72 @@ def check_output(output: Path, force: bool, inputs: Iterable[Path] = ()) -> Path
 
 
 @dataclass(frozen=True)
+class SiteOnDisk:
+    """A built site as a walk found it."""
+
+    path: Path
+    #: Every regular file: relative path -> (size, mtime in ns).
+    files: dict[str, tuple[int, int]]
+    #: Folders ("" for the top, else "a/b") that hold anything but regular files and
+    #: folders, could not be listed, or are empty: never moved into a new site whole.
+    odd_folders: set[str] = field(default_factory=set)
+
+
+def site_on_disk(output: Path) -> SiteOnDisk:
+    """Walk a built site: its regular files, without following symbolic links."""
+    files: dict[str, tuple[int, int]] = {}
+    odd: set[str] = set()
+    # Each folder is opened once and its entries are looked at relative to it: a large
+    # site has tens of thousands of files in a few folders, and a stat by full path
+    # resolved the whole path again for each file. What cannot be opened or listed
+    # (gone, unreadable) is left out, as os.walk does, and its folder counts as odd.
+    flags = os.O_RDONLY | os.O_DIRECTORY
+    try:
+        todo = [(os.open(output, flags), "")]
+    except OSError:
+        return SiteOnDisk(output, files, odd)
+    while todo:
+        fd, folder = todo.pop()
+        prefix = f"{folder}/" if folder else ""
+        empty = True
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    empty = False
+                    if entry.is_dir(follow_symlinks=False):
+                        try:
+                            sub = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=fd)
+                        except OSError:
+                            odd.add(folder)
+                        else:
+                            todo.append((sub, prefix + entry.name))
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        files[prefix + entry.name] = (info.st_size, info.st_mtime_ns)
+                    else:
+                        odd.add(folder)
+        except OSError:
+            odd.add(folder)
+        finally:
+            os.close(fd)
+        if empty:
+            odd.add(folder)
+    return SiteOnDisk(output, files, odd)
+
+
+class Keep:
+    """The file at the same path in the previous site, kept as it is (see KEEP)."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: Given instead of a file's bytes: keep the previous site's file at that path.
+KEEP = Keep()
+
+
+@dataclass(frozen=True)
 class Written:
     """A file already written into the staging folder (by a rendering worker process):
     its size and time, for write_site to count and report."""
@@ -94,35 +166,35 @@ def _safe_relative(name: str) -> tuple[str, str]:
 
 def write_site(
     output: Path,
-    files: Iterable[tuple[str, bytes | Path | Written]],
+    files: Iterable[tuple[str, bytes | Path | Written | Keep]],
     force: bool = False,
     on_file: Callable[[int], None] | None = None,
     inputs: Iterable[Path] = (),
     written_files: dict[str, tuple[int, int]] | None = None,
     on_staging: Callable[[str], None] | None = None,
-    previous_site: Path | None = None,
-    previous_files: Mapping[str, tuple[int, int]] | None = None,
+    previous: SiteOnDisk | None = None,
 ) -> tuple[int, int]:
     """Write every (relative path, bytes) and swap the result in. Returns (files, bytes).
 
-    A Path instead of bytes is a file of the previous build to keep as it is: it is
-    linked into the new site (copied where links are not possible). `written_files`,
+    Instead of bytes, a file may come as KEEP: the file at the same path in the
+    `previous` site (the one at `output`, as walked before the build), kept as it
+    is; or as a Path, a file to link (or copy) into the new site. `written_files`,
     when given, receives every file of the new site (the marker too) as relative
     path -> (size, mtime in ns), what walking the site afterwards would find.
     `on_staging` is told the staging folder before the first file is asked for, so
     that workers can write files into it themselves (given here as Written).
-    `previous_files`, the files of the site at `previous_site` as a walk found them
-    (relative path -> (size, mtime in ns)), spares a stat of each file kept from the
-    same path there: its link is that file.
     """
     output = check_output(output, force, inputs)
     parent = output.parent
     parent.mkdir(parents=True, exist_ok=True)
+    if previous is not None and previous.path.resolve() != output:
+        raise ValueError(f"the previous site {previous.path} is not the one at {output}")
     staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.building-", dir=parent))
     written: set[str] = set()
     folders: set[str] = {""}
     total = 0
-    links = _Linker(str(staging), previous_site, previous_files or {})
+    links = _Linker(str(staging), previous)
+    kept = _KeptFolders(previous)
     try:
         if on_staging is not None:
             on_staging(str(staging))
@@ -131,31 +203,40 @@ def write_site(
             if relative in written:
                 raise ValueError(f"two pages want the same file: {name}")
             written.add(relative)
-            if isinstance(data, Written):
-                total += data.size
-                if written_files is not None:
-                    written_files[relative] = (data.size, data.mtime_ns)
-                if on_file is not None:
-                    on_file(len(written))
-                continue
-            if folder not in folders:
-                os.makedirs(os.path.join(staging, folder), exist_ok=True)
-                folders.add(folder)
-            if isinstance(data, Path):
-                size, mtime = links.keep(data, relative, folder)
+            if data is KEEP:
+                size, mtime = kept.add(relative, folder)
+            elif isinstance(data, Written):
+                kept.fresh(folder)
+                size, mtime = data.size, data.mtime_ns
             else:
-                info = _write_file(os.path.join(staging, relative), data)
-                size, mtime = info.st_size, info.st_mtime_ns
+                kept.fresh(folder)
+                if folder not in folders:
+                    os.makedirs(os.path.join(staging, folder), exist_ok=True)
+                    folders.add(folder)
+                if isinstance(data, Path):
+                    size, mtime = links.keep(data, relative, folder)
+                else:
+                    assert isinstance(data, bytes | bytearray | memoryview), data
+                    info = _write_file(os.path.join(staging, relative), data)
+                    size, mtime = info.st_size, info.st_mtime_ns
             total += size
             if written_files is not None:
                 written_files[relative] = (size, mtime)
             if on_file is not None:
                 on_file(len(written))
+        moves, singles = kept.plan()
+        for relative, folder in singles:
+            if folder not in folders:
+                os.makedirs(os.path.join(staging, folder), exist_ok=True)
+                folders.add(folder)
+            links.keep(kept.source(relative), relative, folder)
         marker = _write_file(os.path.join(staging, MARKER), _MARKER_TEXT)
         if written_files is not None:
             written_files[MARKER] = (marker.st_size, marker.st_mtime_ns)
         links.close()
         os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
+        # Last, the whole folders: from here to the swap, the served site lacks them.
+        kept.move(moves, staging)
         _swap(staging, output)
     except BaseException:
         close = getattr(files, "close", None)
@@ -164,9 +245,99 @@ def write_site(
             with contextlib.suppress(Exception):
                 close()
         links.close()
-        shutil.rmtree(staging, ignore_errors=True)
+        if kept.move_back(staging):
+            shutil.rmtree(staging, ignore_errors=True)
         raise
     return len(written), total
+
+
+class _KeptFolders:
+    """The files kept from the previous site, and which of its folders move whole.
+
+    A folder moves when every file the walk found in it (at any depth) is kept at
+    the same path, no other file of the new site is in it, and nothing else was
+    there (odd_folders). Only the topmost such folders move; a kept file in any
+    other folder is linked on its own.
+    """
+
+    def __init__(self, previous: SiteOnDisk | None) -> None:
+        self.previous = previous
+        self.files: dict[str, str] = {}  # kept file -> its folder
+        self.dirty: set[str] = set()  # folders that cannot move
+        self.moved: list[str] = []
+
+    def _mark(self, folder: str) -> None:
+        # A folder that cannot move holds up every folder above it, up to the top ("").
+        while folder not in self.dirty:
+            self.dirty.add(folder)
+            if not folder:
+                return
+            folder = folder.rpartition("/")[0]
+
+    def fresh(self, folder: str) -> None:
+        """A file not kept goes into this folder."""
+        self._mark(folder)
+
+    def add(self, relative: str, folder: str) -> tuple[int, int]:
+        """Keep the previous site's file at `relative`; the size and time its walk found."""
+        if self.previous is None:
+            raise ValueError(f"{relative}: nothing to keep, there is no previous site")
+        found = self.previous.files.get(relative)
+        if found is None:
+            raise ValueError(f"{relative}: the previous site has no such file to keep")
+        self.files[relative] = folder
+        # Should the file be replaced after the walk, the next build's walk will not
+        # match these numbers and renders the page again.
+        return found
+
+    def source(self, relative: str) -> Path:
+        assert self.previous is not None
+        return self.previous.path / relative
+
+    def plan(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """(folders to move whole, (file, folder) to link one by one)."""
+        if self.previous is None:
+            return [], []
+        for folder in self.previous.odd_folders:
+            self._mark(folder)
+        for relative in self.previous.files.keys() - self.files.keys():
+            self._mark(relative.rpartition("/")[0])  # a file of the old site is dropped
+        moves: set[str] = set()
+        singles: list[tuple[str, str]] = []
+        tops: dict[str, str] = {}
+        for relative, folder in self.files.items():
+            if folder in self.dirty:
+                singles.append((relative, folder))
+                continue
+            top = tops.get(folder)
+            if top is None:
+                # The highest folder above this one that may still move: the folders
+                # below a movable one may all move too, so the first dirty one ends it.
+                top = folder
+                while (up := top.rpartition("/")[0]) not in self.dirty:
+                    top = up
+                tops[folder] = top
+            moves.add(top)
+        return sorted(moves), singles
+
+    def move(self, folders: list[str], staging: Path) -> None:
+        assert self.previous is not None or not folders
+        for folder in folders:
+            target = staging / folder
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.source(folder), target)
+            self.moved.append(folder)
+
+    def move_back(self, staging: Path) -> bool:
+        """Return moved folders to the previous site; False if one could not be."""
+        returned = True
+        while self.moved:
+            folder = self.moved.pop()
+            try:
+                os.rename(staging / folder, self.source(folder))
+            except OSError:
+                returned = False  # its files are still in staging: leave it there
+        return returned
 
 
 def _write_file(path: str, data: bytes) -> os.stat_result:
@@ -184,19 +355,17 @@ def _write_file(path: str, data: bytes) -> os.stat_result:
 
 
 class _Linker:
-    """Links files of the previous build into the staging folder; their sizes and times.
+    """Links files into the staging folder; their sizes and times.
 
     Each link names its two files relative to their folders, opened once each: a large
     site keeps tens of thousands of pages in a few folders, and resolving both full
     paths again for every file cost a fifth of the link itself.
     """
 
-    def __init__(
-        self, staging: str, previous_site: Path | None, known: Mapping[str, tuple[int, int]]
-    ) -> None:
+    def __init__(self, staging: str, previous: SiteOnDisk | None) -> None:
         self.staging = staging
-        self.previous_prefix = os.path.join(previous_site, "") if previous_site else "\0"
-        self.known = known
+        self.previous_prefix = os.path.join(previous.path, "") if previous else "\0"
+        self.known: Mapping[str, tuple[int, int]] = previous.files if previous else {}
         self.folders: dict[str, int] = {}  # folder path -> open descriptor
         self.targets: dict[str, int] = {}  # a folder of the site -> its staging descriptor
 
