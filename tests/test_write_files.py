@@ -169,3 +169,134 @@ def test_site_walk_lists_regular_files_only_and_follows_no_links(tmp_path: Path)
         "a/b/deep.html": (2, (site / "a" / "b" / "deep.html").stat().st_mtime_ns),
     }
     assert _site_files(tmp_path / "missing") == {}
+
+
+# ------------------------------------------------ folders kept whole move, not link
+
+
+def _three_folder_site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    pages = {
+        "index.html": b"<p>home</p>",
+        "sets/a/index.html": b"<p>a</p>",
+        **{f"sets/a/tasks/t{i}.html": f"<p>a{i}</p>".encode() for i in range(4)},
+        **{f"sets/b/tasks/t{i}.html": f"<p>b{i}</p>".encode() for i in range(3)},
+    }
+    write_site(site, list(pages.items()))
+    return site
+
+
+def _rebuild(
+    site: Path, new: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], dict[str, tuple[int, int]]]:
+    """Keep every file of `site` but those in `new`; the files linked one by one."""
+    from reportgen.website import write as write_module
+
+    walked = site_on_disk(site)
+    linked: list[str] = []
+    real_link = os.link
+
+    def counting_link(*args: object, **kwargs: object) -> None:
+        linked.append(str(args[1]))
+        real_link(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(write_module.os, "link", counting_link)
+    files: list[tuple[str, object]] = [
+        (name, new.get(name, write_module.KEEP))
+        for name in walked.files
+        if name != ".reportgen-site"
+    ]
+    files += [(name, data) for name, data in new.items() if name not in walked.files]
+    reported: dict[str, tuple[int, int]] = {}
+    write_site(site, files, written_files=reported, previous=walked)  # type: ignore[arg-type]
+    monkeypatch.undo()
+    return linked, reported
+
+
+def test_a_folder_whose_files_are_all_kept_is_moved_not_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _three_folder_site(tmp_path)
+    before = {name: (site / name).stat().st_ino for name in site_on_disk(site).files}
+    linked, reported = _rebuild(site, {"sets/a/index.html": b"<p>a, new</p>"}, monkeypatch)
+    # sets/a holds a new page, so only its tasks folder moves; sets/b moves whole. The
+    # top folder never moves (the marker is written anew): its kept page is linked.
+    assert linked == ["index.html"]
+    assert reported == _site_files(site)
+    assert (site / "sets/a/index.html").read_bytes() == b"<p>a, new</p>"
+    for name, inode in before.items():
+        if name not in ("sets/a/index.html", ".reportgen-site"):
+            assert (site / name).stat().st_ino == inode, name  # the very same file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # nothing left beside
+
+
+def test_a_folder_with_a_page_dropped_or_added_is_not_moved_and_ends_as_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _three_folder_site(tmp_path)
+    walked = site_on_disk(site)
+    from reportgen.website.write import KEEP
+
+    files = [
+        (n, KEEP) for n in walked.files if n not in (".reportgen-site", "sets/b/tasks/t2.html")
+    ]
+    files.append(("sets/a/tasks/t9.html", b"<p>new</p>"))
+    write_site(site, files, previous=walked)  # type: ignore[arg-type]
+    after = _site_files(site)
+    assert "sets/b/tasks/t2.html" not in after  # dropped, though its folder-mates were kept
+    assert (site / "sets/a/tasks/t9.html").read_bytes() == b"<p>new</p>"
+    assert (site / "sets/b/tasks/t1.html").read_bytes() == b"<p>b1</p>"
+    assert len(after) == len(walked.files)  # one gone, one new
+
+
+def test_odd_things_in_a_kept_folder_stay_out_of_the_new_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A link, a pipe or an empty folder put into the old site by hand is not a file of
+    # the site: moving its folder whole would carry it into the new one.
+    site = _three_folder_site(tmp_path)
+    (site / "sets/b/tasks/link.html").symlink_to(site / "index.html")
+    (site / "sets/a/tasks/empty").mkdir()
+    os.mkfifo(site / "sets/b/pipe")
+    walked = site_on_disk(site)
+    assert walked.odd_folders == {"sets/b/tasks", "sets/a/tasks/empty", "sets/b"}
+    linked, _ = _rebuild(site, {}, monkeypatch)
+    assert len(linked) == 2 + 7  # both index pages and the task pages, one by one
+    assert not (site / "sets/b/tasks/link.html").is_symlink()
+    assert not (site / "sets/a/tasks/empty").exists()
+    assert not (site / "sets/b/pipe").exists()
+    assert site_on_disk(site).odd_folders == set()
+
+
+def test_a_failed_swap_puts_moved_folders_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportgen.website import write as write_module
+
+    site = _three_folder_site(tmp_path)
+    before = {name: (site / name).read_bytes() for name in _site_files(site)}
+    walked = site_on_disk(site)
+
+    def failing_swap(staging: Path, output: Path) -> None:
+        assert (staging / "sets/b").is_dir() and not (output / "sets/b").exists()
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(write_module, "_swap", failing_swap)
+    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    with pytest.raises(OSError, match="No space"):
+        write_site(site, files, previous=walked)  # type: ignore[arg-type]
+    assert {name: (site / name).read_bytes() for name in _site_files(site)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_keeping_needs_the_walked_previous_site(tmp_path: Path) -> None:
+    from reportgen.website.write import KEEP
+
+    site = _three_folder_site(tmp_path)
+    with pytest.raises(ValueError, match="no previous site"):
+        write_site(site, [("index.html", KEEP)])
+    with pytest.raises(ValueError, match="no such file"):
+        write_site(site, [("gone.html", KEEP)], previous=site_on_disk(site))
+    with pytest.raises(ValueError, match="is not the one at"):
+        write_site(tmp_path / "other", [("index.html", KEEP)], previous=site_on_disk(site))
+    assert (site / "index.html").read_bytes() == b"<p>home</p>"
