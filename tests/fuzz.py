@@ -979,6 +979,8 @@ def peak():
     with open(peak_file, "w") as f:
         f.write(str(max(own, children) * 1024))
 atexit.register(peak)
+import reportgen.__main__ as entry
+entry._exit = sys.exit  # not os._exit, which skips the atexit function above
 from reportgen.__main__ import run
 sys.argv = ["reportgen", *sys.argv[1:]]
 run()

@@ -138,6 +138,8 @@ class Recorder:
         seen["closed"] += 1
 engine.Converter = Recorder
 sys.argv = ["reportgen", *sys.argv[1:]]
+import reportgen.__main__ as entry
+entry._exit = sys.exit  # the console script ends with os._exit, past this probe's print
 from reportgen.__main__ import run
 try:
     run()

@@ -1,0 +1,55 @@
+"""The console script (`reportgen`, `python -m reportgen`) ends with os._exit, after
+flushing its output: what it prints and the status it returns must survive that."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from reportgen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _command(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reportgen", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_the_whole_output_and_status_reach_a_pipe() -> None:
+    # A suite long enough that its JSON is many pipe buffers long.
+    suite = [f"{i % 11}/10" for i in range(3000)]
+    argv = ["estimate", "--suite", *suite, "-k", "2", "--format", "json", "--no-coverage"]
+    done = _command(*argv)
+    assert done.returncode == 0, done.stderr
+    in_process = io.StringIO()
+    assert main(argv, out=in_process) == 0
+    assert len(done.stdout) > 200_000
+    assert done.stdout == in_process.getvalue()
+    json.loads(done.stdout)
+
+
+def test_a_user_error_keeps_its_status_and_message(tmp_path: Path) -> None:
+    done = _command("build", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "site"))
+    assert done.returncode == 2
+    assert done.stderr.startswith("reportgen: error: ") and "missing.jsonl" in done.stderr
+    assert done.stdout == ""
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_build_prints_its_summary_before_ending(tmp_path: Path) -> None:
+    fixture = ROOT / "tests" / "fixtures" / "tau-bench" / "gpt-4o-airline-small.json"
+    done = _command("build", str(fixture), "-o", str(tmp_path / "site"), "--no-cache")
+    assert done.returncode == 0, done.stderr
+    last = done.stderr.splitlines()[-1]  # the summary goes where progress goes
+    assert last.startswith("built 5") and last.endswith("/site/")
+    assert (tmp_path / "site" / "index.html").is_file()
