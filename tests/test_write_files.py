@@ -230,6 +230,17 @@ def test_a_folder_whose_files_are_all_kept_is_moved_not_linked(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # nothing left beside
 
 
+def test_a_site_kept_whole_moves_every_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _three_folder_site(tmp_path)
+    before = {name: (site / name).read_bytes() for name in _site_files(site)}
+    linked, reported = _rebuild(site, {}, monkeypatch)
+    assert linked == ["index.html"]  # the one kept page in the top folder
+    assert reported == _site_files(site)
+    assert {name: (site / name).read_bytes() for name in _site_files(site)} == before
+
+
 def test_a_folder_with_a_page_dropped_or_added_is_not_moved_and_ends_as_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -263,15 +263,14 @@ class _KeptFolders:
     def __init__(self, previous: SiteOnDisk | None) -> None:
         self.previous = previous
         self.files: dict[str, str] = {}  # kept file -> its folder
-        self.dirty: set[str] = set()  # folders that cannot move
+        #: Folders that cannot move; the top ("") never does: it gets a new marker.
+        self.dirty: set[str] = {""}
         self.moved: list[str] = []
 
     def _mark(self, folder: str) -> None:
-        # A folder that cannot move holds up every folder above it, up to the top ("").
+        # A folder that cannot move holds up every folder above it.
         while folder not in self.dirty:
             self.dirty.add(folder)
-            if not folder:
-                return
             folder = folder.rpartition("/")[0]
 
     def fresh(self, folder: str) -> None:
