@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,30 @@ def test_a_build_prints_its_summary_before_ending(tmp_path: Path) -> None:
     last = done.stderr.splitlines()[-1]  # the summary goes where progress goes
     assert last.startswith("built 5") and last.endswith("/site/")
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def _blas_threads_seen(env: dict[str, str]) -> str:
+    # The console script, up to its exit, in a fresh interpreter: what numpy saw.
+    probe = (
+        "import os, sys\n"
+        "from reportgen import __main__ as entry\n"
+        "entry._exit = lambda status: print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+        "sys.argv = ['reportgen', 'estimate', '--successes', '1', '--runs', '2', '-k', '1']\n"
+        "entry.run()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    return done.stdout.splitlines()[-1]
+
+
+def test_blas_runs_one_thread_unless_the_user_says_otherwise() -> None:
+    env = {name: value for name, value in os.environ.items() if name != "OPENBLAS_NUM_THREADS"}
+    assert _blas_threads_seen(env) == "1"
+    assert _blas_threads_seen({**env, "OPENBLAS_NUM_THREADS": "3"}) == "3"
