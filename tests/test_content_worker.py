@@ -114,3 +114,29 @@ def test_a_child_that_never_answers_is_stopped_and_the_pages_are_left_to_render_
     assert worker.pid is None and worker.reader is None
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # stopped and reaped
+
+
+def test_front_matter_is_parsed_once_per_text_and_each_caller_gets_its_own_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reportgen.website import content
+
+    monkeypatch.setattr(content, "_FRONT_MATTER", {})
+    parsed: list[str] = []
+    split = content.split_front_matter
+
+    def counting(text: str) -> tuple[str, dict[str, object], int]:
+        parsed.append(text)
+        return split(text)
+
+    monkeypatch.setattr(content, "split_front_matter", counting)
+    text = "---\ntitle: Notes\nexamples: [{n: 3}]\n---\nbody\n"
+    first = content.front_matter(text)
+    first["examples"][0]["n"] = 99  # a caller changing its copy
+    assert content.front_matter(text) == {"title": "Notes", "examples": [{"n": 3}]}
+    assert parsed == [text]
+    other = text.replace("Notes", "Other")
+    assert content.front_matter(other)["title"] == "Other"
+    assert parsed == [text, other]
+    with pytest.raises(UserError, match=r"^bad\.md: front matter: "):
+        content.front_matter("---\ntitle: [\n---\n", "bad.md")

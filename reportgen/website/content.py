@@ -33,6 +33,7 @@ Available inside a content file:
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import re
@@ -325,12 +326,25 @@ def coverage_example(
     return check_coverage([runs] * tasks, k, population, confidence)
 
 
+#: Front matter by the text of its file: `serve` reads every content page again
+#: for each rebuild, and the methodology's (its worked examples' inputs) takes a
+#: few hundredths of a second to parse. A few entries, the oldest dropped first.
+_FRONT_MATTER: dict[str, dict[str, Any]] = {}
+_FRONT_MATTER_SIZE = 16
+
+
 def front_matter(text: str, source: str = "content") -> dict[str, Any]:
     """The front matter of one content file (its title makes the navigation)."""
-    try:
-        return split_front_matter(text)[1]
-    except (ValueError, yaml.YAMLError) as error:
-        raise UserError(f"{source}: front matter: {error}") from None
+    found = _FRONT_MATTER.get(text)
+    if found is None:
+        try:
+            found = split_front_matter(text)[1]
+        except (ValueError, yaml.YAMLError) as error:
+            raise UserError(f"{source}: front matter: {error}") from None
+        _FRONT_MATTER[text] = found
+        while len(_FRONT_MATTER) > _FRONT_MATTER_SIZE:
+            del _FRONT_MATTER[next(iter(_FRONT_MATTER))]
+    return copy.deepcopy(found)  # the caller's to change
 
 
 def render_content(
