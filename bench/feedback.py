@@ -8,7 +8,8 @@ Each figure is a ratio against a baseline measured in the same run:
   vl_convert"` (the site stack's own start-up);
 * rebuilds at 2,000,000 runs (10,000 tasks x 100 runs x 2 models) after an edit
   of the task page template and after an edit of the overview template, against
-  the clean build of the same runs;
+  the clean build of the same runs, and the same overview edit rebuilt inside a
+  `serve` process (which keeps the report and the compiled templates in memory);
 * a clean build of 1,000,000 runs of ONE model (10,000 task pages) against the
   bare json.loads loop over the same lines;
 * `reportgen serve`: from saving a template to the open page showing the change in
