@@ -311,3 +311,106 @@ def test_keeping_needs_the_walked_previous_site(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not the one at"):
         write_site(tmp_path / "other", [("index.html", KEEP)], previous=site_on_disk(site))
     assert (site / "index.html").read_bytes() == b"<p>home</p>"
+
+
+def test_a_folder_changed_after_the_walk_is_linked_not_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Something put into the old site while the new one renders (by hand, by another
+    # build) must not ride along with a folder moved whole; a folder replaced by a
+    # file or by a link to another folder must not be moved in as that.
+    from reportgen.website import write as write_module
+
+    site = _three_folder_site(tmp_path)
+    walked = site_on_disk(site)
+    (site / "sets/b/tasks/late.html").write_bytes(b"<p>late</p>")
+    os.rename(site / "sets/a/tasks", site / "sets/a/tasks.real")
+    (site / "sets/a/tasks").symlink_to("tasks.real")
+    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    reported: dict[str, tuple[int, int]] = {}
+    write_site(site, files, written_files=reported, previous=walked)  # type: ignore[arg-type]
+    after = _site_files(site)
+    assert after.keys() == walked.files.keys()  # no late.html, no tasks.real
+    assert not (site / "sets/a/tasks").is_symlink()
+    assert (site / "sets/a/tasks/t3.html").read_bytes() == b"<p>a3</p>"
+    assert reported.keys() == after.keys()
+
+    walked = site_on_disk(site)
+    for name in ("t0.html", "t1.html", "t2.html"):
+        (site / "sets/b/tasks" / name).unlink()
+    (site / "sets/b/tasks").rmdir()
+    (site / "sets/b/tasks").write_bytes(b"not a folder")
+    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    with pytest.raises(OSError):  # its pages are gone: nothing to keep
+        write_site(site, files, previous=walked)  # type: ignore[arg-type]
+    assert (site / "sets/b/tasks").read_bytes() == b"not a folder"  # left as it was
+    assert (site / "sets/a/tasks/t3.html").read_bytes() == b"<p>a3</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_a_folder_that_cannot_be_moved_has_its_files_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read-only folder (its ".." cannot change) or another file system mounted in
+    # the site: the rename fails, and the folder's pages are linked one by one.
+    from reportgen.website import write as write_module
+
+    site = _three_folder_site(tmp_path)
+    before = {name: (site / name).read_bytes() for name in _site_files(site)}
+    real_rename = os.rename
+
+    def refuse_inside_site(source: object, target: object) -> None:
+        if str(source).startswith(f"{site}/"):
+            raise PermissionError(13, "Permission denied", str(source))
+        real_rename(source, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(write_module.os, "rename", refuse_inside_site)
+    linked, reported = _rebuild(site, {}, monkeypatch)
+    assert len(linked) == len(before) - 1  # every page but the marker, one by one
+    assert reported == _site_files(site)
+    assert {name: (site / name).read_bytes() for name in _site_files(site)} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_ctrl_c_while_folders_move_waits_for_the_swap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+
+    from reportgen.website import write as write_module
+
+    site = _three_folder_site(tmp_path)
+    walked = site_on_disk(site)
+    real_swap = write_module._swap
+
+    def interrupted_swap(staging: Path, output: Path) -> None:
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C with the folders moved out
+        real_swap(staging, output)
+
+    monkeypatch.setattr(write_module, "_swap", interrupted_swap)
+    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    files[0] = (files[0][0], b"<p>changed</p>")
+    with pytest.raises(KeyboardInterrupt):
+        write_site(site, files, previous=walked)  # type: ignore[arg-type]
+    # The interrupt took effect once the new site was in place, whole.
+    assert _site_files(site).keys() == walked.files.keys()
+    assert (site / files[0][0]).read_bytes() == b"<p>changed</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_held_signals_reach_their_handlers_afterwards() -> None:
+    import signal
+
+    from reportgen.website.write import _signals_held
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: seen.append(number))
+    try:
+        with _signals_held():
+            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(signal.SIGTERM)
+            assert seen == []
+        assert seen == [signal.SIGTERM]  # once, after the block
+    finally:
+        signal.signal(signal.SIGTERM, previous)

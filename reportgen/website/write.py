@@ -4,7 +4,11 @@ A failed build (bad input, a template error, Ctrl-C) never touches the previous
 site. Pages kept from the previous build are linked into the new one; a folder
 whose every file is kept, and that holds nothing else, is moved over whole just
 before the swap (and moved back should the swap fail), so that a rebuild after
-an edit of one page does no work per unchanged page.
+an edit of one page does no work per unchanged page. From the first move to the
+swap, Ctrl-C, SIGTERM and SIGHUP wait; only SIGKILL there leaves the live site
+without the moved folders (they are in the staging folder beside it). A folder
+changed since the walk of the previous site, or that cannot be moved, has its
+files linked instead.
 
 An existing output folder is replaced only if reportgen made it (it carries a
 marker file) or --force is given, so a mistyped --output cannot wipe someone's
@@ -14,12 +18,15 @@ working folder or the home folder.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,12 +79,16 @@ class SiteOnDisk:
     #: Folders ("" for the top, else "a/b") that hold anything but regular files and
     #: folders, could not be listed, or are empty: never moved into a new site whole.
     odd_folders: set[str] = field(default_factory=set)
+    #: Every folder listed: relative path -> (device, inode, mtime in ns), so that a
+    #: folder replaced or changed since the walk is not moved into a new site.
+    folders: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 def site_on_disk(output: Path) -> SiteOnDisk:
     """Walk a built site: its regular files, without following symbolic links."""
     files: dict[str, tuple[int, int]] = {}
     odd: set[str] = set()
+    folders: dict[str, tuple[int, int, int]] = {}
     # Each folder is opened once and its entries are looked at relative to it: a large
     # site has tens of thousands of files in a few folders, and a stat by full path
     # resolved the whole path again for each file. What cannot be opened or listed
@@ -86,12 +97,15 @@ def site_on_disk(output: Path) -> SiteOnDisk:
     try:
         todo = [(os.open(output, flags), "")]
     except OSError:
-        return SiteOnDisk(output, files, odd)
+        return SiteOnDisk(output, files, odd, folders)
     while todo:
         fd, folder = todo.pop()
         prefix = f"{folder}/" if folder else ""
         empty = True
         try:
+            # Before listing it: a change made while it is listed changes the time.
+            info = os.fstat(fd)
+            folders[folder] = (info.st_dev, info.st_ino, info.st_mtime_ns)
             with os.scandir(fd) as entries:
                 for entry in entries:
                     empty = False
@@ -114,7 +128,7 @@ def site_on_disk(output: Path) -> SiteOnDisk:
             os.close(fd)
         if empty:
             odd.add(folder)
-    return SiteOnDisk(output, files, odd)
+    return SiteOnDisk(output, files, odd, folders)
 
 
 class Keep:
@@ -224,20 +238,32 @@ def write_site(
                 written_files[relative] = (size, mtime)
             if on_file is not None:
                 on_file(len(written))
-        moves, singles = kept.plan()
-        for relative, folder in singles:
+
+        def link_kept(relative: str, folder: str) -> None:
             if folder not in folders:
                 os.makedirs(os.path.join(staging, folder), exist_ok=True)
                 folders.add(folder)
             links.keep(kept.source(relative), relative, folder)
+
+        moves, singles = kept.plan()
+        for relative, folder in singles:
+            link_kept(relative, folder)
         marker = _write_file(os.path.join(staging, MARKER), _MARKER_TEXT)
         if written_files is not None:
             written_files[MARKER] = (marker.st_size, marker.st_mtime_ns)
-        links.close()
         os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
-        # Last, the whole folders: from here to the swap, the served site lacks them.
-        kept.move(moves, staging)
-        _swap(staging, output)
+        # Last, the whole folders: from here to the swap the served site lacks them,
+        # so a stop asked for meanwhile (Ctrl-C, SIGTERM) waits until the swap is
+        # done, or undone.
+        with _signals_held():
+            try:
+                kept.move(moves, staging, link_kept)
+                links.close()
+                _swap(staging, output)
+            except BaseException:
+                kept.move_back(staging)
+                raise
+            kept.moved.clear()  # in the live site now, for good
     except BaseException:
         close = getattr(files, "close", None)
         if close is not None:
@@ -266,6 +292,9 @@ class _KeptFolders:
         #: Folders that cannot move; the top ("") never does: it gets a new marker.
         self.dirty: set[str] = {""}
         self.moved: list[str] = []
+        #: A moved folder could not be moved back: staging holds it.
+        self.stranded = False
+        self._sorted: list[str] | None = None  # the walked folders, sorted
 
     def _mark(self, folder: str) -> None:
         # A folder that cannot move holds up every folder above it.
@@ -319,24 +348,61 @@ class _KeptFolders:
             moves.add(top)
         return sorted(moves), singles
 
-    def move(self, folders: list[str], staging: Path) -> None:
+    def _unchanged(self, top: str) -> bool:
+        """Whether `top` and every folder the walk found below it are still the
+        folders it listed, with no entry added, removed or renamed since."""
+        assert self.previous is not None
+        walked = self.previous.folders
+        if top not in walked:
+            return False
+        if self._sorted is None:
+            self._sorted = sorted(walked)
+        # The folders below `top` sort together, from "top/" up to "top0" ("0" follows "/").
+        first = bisect.bisect_left(self._sorted, f"{top}/")
+        last = bisect.bisect_left(self._sorted, f"{top}0")
+        for folder in [top, *self._sorted[first:last]]:
+            try:
+                info = os.lstat(self.source(folder))
+            except OSError:
+                return False
+            found = (info.st_dev, info.st_ino, info.st_mtime_ns)
+            if not stat.S_ISDIR(info.st_mode) or found != walked[folder]:
+                return False
+        return True
+
+    def move(self, folders: list[str], staging: Path, link: Callable[[str, str], None]) -> None:
+        """Move each folder into staging; where one cannot be moved (changed since the
+        walk, read-only, another file system mounted there), `link` its kept files."""
         assert self.previous is not None or not folders
         for folder in folders:
-            target = staging / folder
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(self.source(folder), target)
-            self.moved.append(folder)
+            if self._unchanged(folder):
+                target = staging / folder
+                target.parent.mkdir(parents=True, exist_ok=True)
+                # Listed first: should the process stop right after the rename, the
+                # folder is still known here and goes back.
+                self.moved.append(folder)
+                try:
+                    os.rename(self.source(folder), target)
+                    continue
+                except OSError:
+                    self.moved.pop()
+            below = f"{folder}/"
+            for relative, where in self.files.items():
+                if where == folder or where.startswith(below):
+                    link(relative, where)
 
     def move_back(self, staging: Path) -> bool:
-        """Return moved folders to the previous site; False if one could not be."""
-        returned = True
+        """Return moved folders to the previous site; False if one could not be
+        (now or on an earlier call): its files are still in staging, to be kept."""
         while self.moved:
             folder = self.moved.pop()
+            if not (staging / folder).exists() and os.path.isdir(self.source(folder)):
+                continue  # never left (the rename had not happened)
             try:
                 os.rename(staging / folder, self.source(folder))
             except OSError:
-                returned = False  # its files are still in staging: leave it there
-        return returned
+                self.stranded = True
+        return not self.stranded
 
 
 def _write_file(path: str, data: bytes) -> os.stat_result:
@@ -409,6 +475,35 @@ class _Linker:
             os.close(fd)
         self.folders.clear()
         self.targets.clear()
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP until the block ends, then act on them.
+
+    Only the main thread sets handlers; a build in another thread runs the block as
+    it is. A handler installed outside Python (getsignal gives None) is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    held = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) is not None:
+            held[number] = signal.signal(number, hold)
+    try:
+        yield
+    finally:
+        for number, handler in held.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)  # now as the process's own handler would
 
 
 def _swap(staging: Path, output: Path) -> None:
