@@ -414,3 +414,24 @@ def test_held_signals_reach_their_handlers_afterwards() -> None:
         assert seen == [signal.SIGTERM]  # once, after the block
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_the_walk_keeps_few_folders_open(tmp_path: Path) -> None:
+    # A site of many result sets: the walk must not hold a descriptor for each of
+    # them, or a low limit on open files silently cost it every set past the limit.
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    write_site(site, [(f"sets/s{i}/tasks/t.html", b"x") for i in range(300)])
+    probe = (
+        "import resource, sys\n"
+        "from reportgen.website.write import site_on_disk\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        "walked = site_on_disk(sys.argv[1])\n"
+        "print(len(walked.files), len(walked.folders), len(walked.odd_folders))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(site)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["301", str(2 + 2 * 300), "0"]  # the marker; top, sets

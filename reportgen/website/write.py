@@ -94,13 +94,11 @@ def site_on_disk(output: Path) -> SiteOnDisk:
     # resolved the whole path again for each file. What cannot be opened or listed
     # (gone, unreadable) is left out, as os.walk does, and its folder counts as odd.
     flags = os.O_RDONLY | os.O_DIRECTORY
-    try:
-        todo = [(os.open(output, flags), "")]
-    except OSError:
-        return SiteOnDisk(output, files, odd, folders)
-    while todo:
-        fd, folder = todo.pop()
+
+    def listed(fd: int, folder: str) -> list[str]:
+        """Record a folder's files; the names of its subfolders, to walk next."""
         prefix = f"{folder}/" if folder else ""
+        subfolders: list[str] = []
         empty = True
         try:
             # Before listing it: a change made while it is listed changes the time.
@@ -110,12 +108,7 @@ def site_on_disk(output: Path) -> SiteOnDisk:
                 for entry in entries:
                     empty = False
                     if entry.is_dir(follow_symlinks=False):
-                        try:
-                            sub = os.open(entry.name, flags | os.O_NOFOLLOW, dir_fd=fd)
-                        except OSError:
-                            odd.add(folder)
-                        else:
-                            todo.append((sub, prefix + entry.name))
+                        subfolders.append(entry.name)
                         continue
                     info = entry.stat(follow_symlinks=False)
                     if stat.S_ISREG(info.st_mode):
@@ -124,10 +117,35 @@ def site_on_disk(output: Path) -> SiteOnDisk:
                         odd.add(folder)
         except OSError:
             odd.add(folder)
-        finally:
-            os.close(fd)
         if empty:
             odd.add(folder)
+        return subfolders
+
+    try:
+        top = os.open(output, flags)
+    except OSError:
+        return SiteOnDisk(output, files, odd, folders)
+    # Depth first, with only the folders on the current path open (a site with a
+    # thousand result sets must not need a thousand descriptors at once).
+    path: list[tuple[int, str, list[str]]] = [(top, "", listed(top, ""))]
+    try:
+        while path:
+            fd, folder, todo = path[-1]
+            if not todo:
+                path.pop()
+                os.close(fd)
+                continue
+            name = todo.pop()
+            child = f"{folder}/{name}" if folder else name
+            try:
+                sub = os.open(name, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                odd.add(folder)
+                continue
+            path.append((sub, child, listed(sub, child)))
+    finally:
+        for fd, _, _ in path:
+            os.close(fd)
     return SiteOnDisk(output, files, odd, folders)
 
 
