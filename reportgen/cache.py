@@ -21,6 +21,7 @@ as unpickling could, and a damaged or foreign entry is ignored and rebuilt.
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import os
 import re
@@ -169,8 +170,9 @@ PageKeys = dict[str, tuple[str, int, int]]
 #: Entries this process last wrote or read, by file, with the file's identity then
 #: (device, inode, size, times): `serve` reads back after each edit what its last
 #: build wrote, and a 20,000-page site's page list takes a tenth of a second to
-#: parse and check. Only for kinds whose readers leave what they get unchanged.
-_REMEMBERED_KINDS = frozenset({"pages", "charts"})
+#: parse and check. Each kind with how to copy an entry: what is kept is never
+#: what a caller gets (a custom template could change the charts it is given).
+_REMEMBERED_KINDS: dict[str, Callable[[Any], Any]] = {"pages": dict, "charts": copy.deepcopy}
 _remembered: dict[Path, tuple[tuple[int, ...], Any]] = {}
 
 
@@ -254,14 +256,14 @@ class Cache:
         raw, identity = found
         if raw is None:
             assert remembered is not None
-            value: T = remembered[1]
+            value: T = _REMEMBERED_KINDS[kind](remembered[1])
             return value  # the very file this process read or wrote last
         try:
             value = decode(orjson.loads(raw))
         except (orjson.JSONDecodeError, Damaged, Unfit, KeyError, TypeError, ValueError):
             return None  # damaged, foreign or from another version: rebuild the piece
         if kind in _REMEMBERED_KINDS:
-            _remember(path, identity, value)
+            _remember(path, identity, _REMEMBERED_KINDS[kind](value))
         return value
 
     def _put(self, kind: str, entry: str, value: Any, remember: Any = None) -> None:

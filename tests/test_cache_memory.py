@@ -85,3 +85,37 @@ def test_reads_are_remembered_too_and_a_new_write_replaces_them(
     cache.put_pages(fewer)
     assert cache.get_pages() == fewer
     assert len(parses) == 1
+
+
+def test_a_caller_changing_what_it_got_changes_nothing_kept(tmp_path: Path) -> None:
+    # Templates are not sandboxed: one could reorder the chart list it is given.
+    from reportgen.website.charts import Chart, SiteCharts
+
+    cache_module._remembered.clear()
+    charts = SiteCharts(
+        overview=[Chart("a", "A", "first", svg='<svg id="a"></svg>')],
+        by_set={
+            "s": [
+                Chart("b", "B", "second", svg='<svg id="b"></svg>'),
+                Chart("c", "C", "third", svg='<svg id="c"></svg>'),
+            ]
+        },
+        by_comparison={},
+        by_trend={},
+    )
+    cache = Cache(tmp_path / "site")
+    cache.put_charts("k", charts)
+    first = cache.get_charts("k")
+    assert first is not None and first == charts
+    first.by_set["s"].reverse()
+    first.overview[0].svg = '<svg id="changed"></svg>'
+    assert cache.get_charts("k") == charts  # parsed, then kept as a copy
+    again = cache.get_charts("k")
+    assert again == charts and again is not cache.get_charts("k")
+
+    pages = cache_module.Cache(tmp_path / "site")
+    pages.put_pages(PAGES)
+    got = pages.get_pages()
+    assert got is not None
+    got.clear()
+    assert pages.get_pages() == PAGES
