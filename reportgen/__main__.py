@@ -19,8 +19,9 @@ def run() -> None:
     # numpy's BLAS starts a thread per core that spins between the small matrix
     # products of the coverage checks, taking CPU from the page, content and chart
     # processes: about 4% of a small build's CPU on two cores. A user's own
-    # setting wins. (It must be set before numpy is imported.)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # setting wins, in any of the variables OpenBLAS reads (before numpy loads).
+    if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & os.environ.keys():
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
     if sys.argv[1:] == ["formats"]:
         # The list of formats needs only the readers: skip loading the rest.
         from .readers import formats_text

@@ -78,6 +78,9 @@ def _blas_threads_seen(env: dict[str, str]) -> str:
 
 
 def test_blas_runs_one_thread_unless_the_user_says_otherwise() -> None:
-    env = {name: value for name, value in os.environ.items() if name != "OPENBLAS_NUM_THREADS"}
+    said = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}
+    env = {name: value for name, value in os.environ.items() if name not in said}
     assert _blas_threads_seen(env) == "1"
     assert _blas_threads_seen({**env, "OPENBLAS_NUM_THREADS": "3"}) == "3"
+    # OpenBLAS also reads OpenMP's variable: a user's setting there is left to act.
+    assert _blas_threads_seen({**env, "OMP_NUM_THREADS": "3"}) == "None"

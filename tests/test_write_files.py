@@ -383,9 +383,9 @@ def test_ctrl_c_while_folders_move_waits_for_the_swap(
     walked = site_on_disk(site)
     real_swap = write_module._swap
 
-    def interrupted_swap(staging: Path, output: Path) -> None:
+    def interrupted_swap(staging: Path, output: Path) -> Path | None:
         signal.raise_signal(signal.SIGINT)  # Ctrl-C with the folders moved out
-        real_swap(staging, output)
+        return real_swap(staging, output)
 
     monkeypatch.setattr(write_module, "_swap", interrupted_swap)
     files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
@@ -412,8 +412,39 @@ def test_held_signals_reach_their_handlers_afterwards() -> None:
             signal.raise_signal(signal.SIGTERM)
             assert seen == []
         assert seen == [signal.SIGTERM]  # once, after the block
+        # Ctrl-C first: its KeyboardInterrupt does not keep SIGTERM from its handler.
+        with pytest.raises(KeyboardInterrupt), _signals_held():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGTERM)
+        assert seen == [signal.SIGTERM, signal.SIGTERM]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_linking_the_pages_of_many_folders_keeps_few_open(tmp_path: Path) -> None:
+    # Every set's folder gets a new page and keeps another: nothing moves whole, and
+    # the kept files of 300 folders are linked under a limit of 64 open files.
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    write_site(site, [(f"sets/s{i}/{n}", f"{n} {i}".encode()) for i in range(300) for n in "ab"])
+    probe = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from reportgen.website.write import KEEP, site_on_disk, write_site\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        "site = Path(sys.argv[1])\n"
+        "walked = site_on_disk(site)\n"
+        "files = [(f'sets/s{i}/a', b'new') for i in range(300)]\n"
+        "files += [(f'sets/s{i}/b', KEEP) for i in range(300)]\n"
+        "write_site(site, files, previous=walked)\n"
+    )
+    subprocess.run([sys.executable, "-c", probe, str(site)], check=True, capture_output=True)
+    assert (site / "sets/s7/a").read_bytes() == b"new"
+    assert (site / "sets/s7/b").read_bytes() == b"b 7"
+    assert len(_site_files(site)) == 601
 
 
 def test_the_walk_keeps_few_folders_open(tmp_path: Path) -> None:

@@ -273,15 +273,21 @@ def write_site(
         # Last, the whole folders: from here to the swap the served site lacks them,
         # so a stop asked for meanwhile (Ctrl-C, SIGTERM) waits until the swap is
         # done, or undone.
-        with _signals_held():
-            try:
-                kept.move(moves, staging, link_kept)
-                links.close()
-                _swap(staging, output)
-            except BaseException:
-                kept.move_back(staging)
-                raise
-            kept.moved.clear()  # in the live site now, for good
+        retired: Path | None = None
+        try:
+            with _signals_held():
+                try:
+                    kept.move(moves, staging, link_kept)
+                    links.close()
+                    retired = _swap(staging, output)
+                except BaseException:
+                    kept.move_back(staging)
+                    raise
+                kept.moved.clear()  # in the live site now, for good
+        finally:
+            # Outside the held stretch: removing a large old site takes a while.
+            if retired is not None:
+                shutil.rmtree(retired, ignore_errors=True)
     except BaseException:
         close = getattr(files, "close", None)
         if close is not None:
@@ -445,34 +451,39 @@ class _Linker:
     paths again for every file cost a fifth of the link itself.
     """
 
+    #: Open folders at most: the pages come folder by folder, and a site of many
+    #: result sets must not need a descriptor for each of its folders at once.
+    OPEN_FOLDERS = 32
+
     def __init__(self, staging: str, previous: SiteOnDisk | None) -> None:
         self.staging = staging
         self.previous_prefix = os.path.join(previous.path, "") if previous else "\0"
         self.known: Mapping[str, tuple[int, int]] = previous.files if previous else {}
         self.folders: dict[str, int] = {}  # folder path -> open descriptor
-        self.targets: dict[str, int] = {}  # a folder of the site -> its staging descriptor
+        self.targets: dict[str, str] = {}  # a folder of the site -> its staging path
 
     def _folder(self, path: str) -> int:
-        fd = self.folders.get(path)
+        # Least recently used first: a folder asked for again goes to the end, so the
+        # two folders of one link are never the ones closed to open another.
+        fd = self.folders.pop(path, None)
         if fd is None:
-            fd = self.folders[path] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+            while len(self.folders) >= self.OPEN_FOLDERS:
+                os.close(self.folders.pop(next(iter(self.folders))))
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        self.folders[path] = fd
         return fd
 
     def keep(self, previous: Path, relative: str, folder: str) -> tuple[int, int]:
         source = os.fspath(previous)
         source_folder, _, name = source.rpartition(os.sep)
-        target = self.targets.get(folder)
-        if target is None:
-            target = self.targets[folder] = self._folder(os.path.join(self.staging, folder))
+        target_path = self.targets.get(folder)
+        if target_path is None:
+            target_path = self.targets[folder] = os.path.join(self.staging, folder)
+        source_fd = self._folder(source_folder or os.sep)
+        target = self._folder(target_path)
         base = relative.rpartition("/")[2]
         try:
-            os.link(
-                name,
-                base,
-                src_dir_fd=self._folder(source_folder or os.sep),
-                dst_dir_fd=target,
-                follow_symlinks=False,
-            )
+            os.link(name, base, src_dir_fd=source_fd, dst_dir_fd=target, follow_symlinks=False)
         except OSError:
             # No links here (another device, a file system without them): a copy.
             path = os.path.join(self.staging, folder, base)
@@ -520,14 +531,23 @@ def _signals_held() -> Iterator[None]:
     finally:
         for number, handler in held.items():
             signal.signal(number, handler)
+        # Each one, as the process's own handler would have: one that raises
+        # (Ctrl-C's KeyboardInterrupt) does not keep the others from theirs.
+        first: BaseException | None = None
         for number in dict.fromkeys(caught):
-            signal.raise_signal(number)  # now as the process's own handler would
+            try:
+                signal.raise_signal(number)
+            except BaseException as error:
+                first = first or error
+        if first is not None:
+            raise first
 
 
-def _swap(staging: Path, output: Path) -> None:
+def _swap(staging: Path, output: Path) -> Path | None:
+    """Put staging in output's place; the previous site, moved aside, to remove."""
     if not output.exists():
         staging.rename(output)
-        return
+        return None
     retired = Path(tempfile.mkdtemp(prefix=f".{output.name}.old-", dir=output.parent))
     retired.rmdir()
     output.rename(retired)
@@ -536,4 +556,4 @@ def _swap(staging: Path, output: Path) -> None:
     except BaseException:
         retired.rename(output)  # put the previous site back
         raise
-    shutil.rmtree(retired, ignore_errors=True)
+    return retired
