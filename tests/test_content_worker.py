@@ -121,7 +121,7 @@ def test_front_matter_is_parsed_once_per_text_and_each_caller_gets_its_own_copy(
 ) -> None:
     from reportgen.website import content
 
-    monkeypatch.setattr(content, "_FRONT_MATTER", {})
+    content._parsed_front_matter.cache_clear()
     parsed: list[str] = []
     split = content.split_front_matter
 

@@ -326,25 +326,20 @@ def coverage_example(
     return check_coverage([runs] * tasks, k, population, confidence)
 
 
-#: Front matter by the text of its file: `serve` reads every content page again
-#: for each rebuild, and the methodology's (its worked examples' inputs) takes a
-#: few hundredths of a second to parse. A few entries, the oldest dropped first.
-_FRONT_MATTER: dict[str, dict[str, Any]] = {}
-_FRONT_MATTER_SIZE = 16
+@functools.lru_cache(maxsize=16)
+def _parsed_front_matter(text: str) -> dict[str, Any]:
+    # `serve` reads every content page again for each rebuild, and the methodology's
+    # front matter (its worked examples' inputs) takes a few hundredths of a second.
+    return split_front_matter(text)[1]
 
 
 def front_matter(text: str, source: str = "content") -> dict[str, Any]:
     """The front matter of one content file (its title makes the navigation)."""
-    found = _FRONT_MATTER.get(text)
-    if found is None:
-        try:
-            found = split_front_matter(text)[1]
-        except (ValueError, yaml.YAMLError) as error:
-            raise UserError(f"{source}: front matter: {error}") from None
-        _FRONT_MATTER[text] = found
-        while len(_FRONT_MATTER) > _FRONT_MATTER_SIZE:
-            del _FRONT_MATTER[next(iter(_FRONT_MATTER))]
-    return copy.deepcopy(found)  # the caller's to change
+    try:
+        found = _parsed_front_matter(text)
+    except (ValueError, yaml.YAMLError) as error:
+        raise UserError(f"{source}: front matter: {error}") from None
+    return copy.deepcopy(found)  # the caller's to change, not the cached one
 
 
 def render_content(

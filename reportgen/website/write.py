@@ -227,6 +227,12 @@ def write_site(
     total = 0
     links = _Linker(str(staging), previous)
     kept = _KeptFolders(previous)
+
+    def make_folder(folder: str) -> None:
+        if folder not in folders:
+            os.makedirs(os.path.join(staging, folder), exist_ok=True)
+            folders.add(folder)
+
     try:
         if on_staging is not None:
             on_staging(str(staging))
@@ -242,9 +248,7 @@ def write_site(
                 size, mtime = data.size, data.mtime_ns
             else:
                 kept.fresh(folder)
-                if folder not in folders:
-                    os.makedirs(os.path.join(staging, folder), exist_ok=True)
-                    folders.add(folder)
+                make_folder(folder)
                 if isinstance(data, Path):
                     size, mtime = links.keep(data, relative, folder)
                 else:
@@ -258,9 +262,7 @@ def write_site(
                 on_file(len(written))
 
         def link_kept(relative: str, folder: str) -> None:
-            if folder not in folders:
-                os.makedirs(os.path.join(staging, folder), exist_ok=True)
-                folders.add(folder)
+            make_folder(folder)
             links.keep(kept.source(relative), relative, folder)
 
         moves, singles = kept.plan()
