@@ -12,6 +12,8 @@ from pathlib import Path
 
 from reportgen.cli import main
 
+from .test_imports import probe
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -56,25 +58,20 @@ def test_a_build_prints_its_summary_before_ending(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-def _blas_threads_seen(env: dict[str, str]) -> str:
+def _blas_threads_seen(env: dict[str, str]) -> str | None:
     # The console script, up to its exit, in a fresh interpreter: what numpy saw.
-    probe = (
-        "import os, sys\n"
+    code = (
+        "import json, os, sys\n"
         "from reportgen import __main__ as entry\n"
-        "entry._exit = lambda status: print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+        "def seen(status):\n"
+        "    threads = os.environ.get('OPENBLAS_NUM_THREADS')\n"
+        "    print(json.dumps({'threads': threads}), file=sys.stderr)\n"
+        "entry._exit = seen\n"
         "sys.argv = ['reportgen', 'estimate', '--successes', '1', '--runs', '2', '-k', '1']\n"
         "entry.run()\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        check=True,
-        timeout=120,
-    )
-    return done.stdout.splitlines()[-1]
+    threads: str | None = probe(code, env=env)["threads"]
+    return threads
 
 
 def test_blas_runs_one_thread_unless_the_user_says_otherwise() -> None:
@@ -83,4 +80,4 @@ def test_blas_runs_one_thread_unless_the_user_says_otherwise() -> None:
     assert _blas_threads_seen(env) == "1"
     assert _blas_threads_seen({**env, "OPENBLAS_NUM_THREADS": "3"}) == "3"
     # OpenBLAS also reads OpenMP's variable: a user's setting there is left to act.
-    assert _blas_threads_seen({**env, "OMP_NUM_THREADS": "3"}) == "None"
+    assert _blas_threads_seen({**env, "OMP_NUM_THREADS": "3"}) is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +38,15 @@ print(json.dumps({"status": status, "modules": sorted(sys.modules)}), file=sys.s
 """
 
 
-def probe(code: str, *argv: str) -> dict[str, Any]:
-    """Run `code` in a fresh interpreter with `argv`: the JSON of the last line it
-    wrote to stderr (what it saw of itself)."""
+def probe(code: str, *argv: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run `code` in a fresh interpreter with `argv` (and `env`, if given): the JSON
+    of the last line it wrote to stderr (what it saw of itself)."""
     done = subprocess.run(
         [sys.executable, "-c", code, *argv],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         check=False,
     )
     result: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
