@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reportgen.website import write
 from reportgen.website.write import site_on_disk, write_site
 
 
@@ -466,3 +467,41 @@ def test_the_walk_keeps_few_folders_open(tmp_path: Path) -> None:
         [sys.executable, "-c", probe, str(site)], capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == ["301", str(2 + 2 * 300), "0"]  # the marker; top, sets
+
+
+def test_remove_tree_removes_large_and_nested_folders_and_links_but_not_their_targets(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    (outside / "inner").mkdir(parents=True)
+    (outside / "inner" / "keep.txt").write_text("not part of the site")
+    (outside / "file.txt").write_text("nor this")
+    tree = tmp_path / "old-site"
+    big = tree / "a" / "tasks"  # more files than one thread unlinks alone
+    big.mkdir(parents=True)
+    for i in range(write._REMOVE_ALONE * 3 + 7):
+        (big / f"{i}.html").write_bytes(b"x")
+    deep = tree.joinpath(*["d"] * 70)  # deeper than the threads go: rmtree finishes it
+    deep.mkdir(parents=True)
+    (deep / "page.html").write_bytes(b"y")
+    (tree / "a" / "link-to-folder").symlink_to(outside / "inner", target_is_directory=True)
+    (tree / "link-to-file").symlink_to(outside / "file.txt")
+    (tree / "dangling").symlink_to(tmp_path / "nowhere")
+    (tree / "empty").mkdir()
+
+    write.remove_tree(tree)
+
+    assert not tree.exists() and not tree.is_symlink()
+    assert (outside / "inner" / "keep.txt").read_text() == "not part of the site"
+    assert (outside / "file.txt").read_text() == "nor this"
+
+
+def test_remove_tree_of_a_link_removes_the_link_only(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "page.html").write_bytes(b"z")
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    write.remove_tree(link)  # rmtree refuses a link: nothing happens
+    write.remove_tree(tmp_path / "missing")  # nor for a missing folder
+    assert (target / "page.html").read_bytes() == b"z"

@@ -27,6 +27,7 @@ import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -289,7 +290,7 @@ def write_site(
         finally:
             # Outside the held stretch: removing a large old site takes a while.
             if retired is not None:
-                shutil.rmtree(retired, ignore_errors=True)
+                remove_tree(retired)
     except BaseException:
         close = getattr(files, "close", None)
         if close is not None:
@@ -298,7 +299,7 @@ def write_site(
                 close()
         links.close()
         if kept.move_back(staging):
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging)
         raise
     return len(written), total
 
@@ -559,3 +560,64 @@ def _swap(staging: Path, output: Path) -> Path | None:
         retired.rename(output)  # put the previous site back
         raise
     return retired
+
+
+#: Threads that unlink files at once when a folder holds many (see remove_tree).
+_REMOVERS = 16
+#: Below this many files in a folder, one thread unlinks them.
+_REMOVE_ALONE = 256
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder and all it holds, as shutil.rmtree(ignore_errors=True) does,
+    but with the files of a large folder unlinked by several threads at once.
+
+    Where freed blocks are discarded as they are freed (ext4 mounted with
+    `discard`, as on the machine of bench/FEEDBACK.md), each unlink waits for the
+    device: a site of 20,000 files took 3.0-3.5 s to remove one file at a time, 2.1 s
+    sixteen at a time. Folders are opened without following symbolic links and
+    files unlinked relative to them, so a link in the tree removes the link only.
+    """
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        top = None
+    if top is not None:
+        try:
+            with ThreadPoolExecutor(_REMOVERS, thread_name_prefix="remove") as pool:
+                _empty_folder(top, pool, depth=0)
+        except (OSError, RecursionError):
+            pass  # what is left, rmtree below removes or gives up on
+        finally:
+            os.close(top)
+    shutil.rmtree(path, ignore_errors=True)  # the emptied folders, and anything left
+
+
+def _empty_folder(folder: int, pool: ThreadPoolExecutor, depth: int) -> None:
+    files = []
+    with os.scandir(folder) as entries:
+        found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+    for name, is_folder in found:
+        if not is_folder:
+            files.append(name)
+        elif depth < 64:  # deeper, rmtree takes over
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder)
+            except OSError:
+                continue
+            try:
+                _empty_folder(inner, pool, depth + 1)
+            finally:
+                os.close(inner)
+            with contextlib.suppress(OSError):
+                os.rmdir(name, dir_fd=folder)
+
+    def unlink(names: list[str]) -> None:
+        for name in names:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=folder)
+
+    if len(files) < _REMOVE_ALONE:
+        unlink(files)
+    else:
+        list(pool.map(unlink, [files[i::_REMOVERS] for i in range(_REMOVERS)]))
