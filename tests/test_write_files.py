@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from reportgen.website import write
 from reportgen.website.write import site_on_disk, write_site
 
+from .test_imports import probe
+
 
 def _site_files(site: Path) -> dict[str, tuple[int, int]]:
     return site_on_disk(site).files
@@ -136,15 +138,13 @@ def test_a_file_replaced_after_the_walk_is_not_recorded_as_the_walked_one(
 def test_kept_files_are_copied_where_links_fail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reportgen.website import write as write_module
-
     old, files = _old_site(tmp_path)
     before = {name: (old / name).stat().st_ino for name, data in files if isinstance(data, Path)}
 
     def no_links(*args: object, **kwargs: object) -> None:
         raise OSError(18, "Invalid cross-device link")
 
-    monkeypatch.setattr(write_module.os, "link", no_links)
+    monkeypatch.setattr(write.os, "link", no_links)
     reported: dict[str, tuple[int, int]] = {}
     write_site(old, files, written_files=reported)
     assert reported == _site_files(old)
@@ -187,12 +187,15 @@ def _three_folder_site(tmp_path: Path) -> Path:
     return site
 
 
+def _keep_every_page(walked: write.SiteOnDisk) -> list[tuple[str, write.Keep]]:
+    """The files of a rebuild that keeps every page of the walked site as it is."""
+    return [(name, write.KEEP) for name in walked.files if name != write.MARKER]
+
+
 def _rebuild(
     site: Path, new: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[str], dict[str, tuple[int, int]]]:
     """Keep every file of `site` but those in `new`; the files linked one by one."""
-    from reportgen.website import write as write_module
-
     walked = site_on_disk(site)
     linked: list[str] = []
     real_link = os.link
@@ -201,11 +204,9 @@ def _rebuild(
         linked.append(str(args[1]))
         real_link(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(write_module.os, "link", counting_link)
+    monkeypatch.setattr(write.os, "link", counting_link)
     files: list[tuple[str, object]] = [
-        (name, new.get(name, write_module.KEEP))
-        for name in walked.files
-        if name != ".reportgen-site"
+        (name, new.get(name, write.KEEP)) for name in walked.files if name != write.MARKER
     ]
     files += [(name, data) for name, data in new.items() if name not in walked.files]
     reported: dict[str, tuple[int, int]] = {}
@@ -226,7 +227,7 @@ def test_a_folder_whose_files_are_all_kept_is_moved_not_linked(
     assert reported == _site_files(site)
     assert (site / "sets/a/index.html").read_bytes() == b"<p>a, new</p>"
     for name, inode in before.items():
-        if name not in ("sets/a/index.html", ".reportgen-site"):
+        if name not in ("sets/a/index.html", write.MARKER):
             assert (site / name).stat().st_ino == inode, name  # the very same file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # nothing left beside
 
@@ -247,10 +248,9 @@ def test_a_folder_with_a_page_dropped_or_added_is_not_moved_and_ends_as_built(
 ) -> None:
     site = _three_folder_site(tmp_path)
     walked = site_on_disk(site)
-    from reportgen.website.write import KEEP
 
     files = [
-        (n, KEEP) for n in walked.files if n not in (".reportgen-site", "sets/b/tasks/t2.html")
+        (n, write.KEEP) for n in walked.files if n not in (write.MARKER, "sets/b/tasks/t2.html")
     ]
     files.append(("sets/a/tasks/t9.html", b"<p>new</p>"))
     write_site(site, files, previous=walked)  # type: ignore[arg-type]
@@ -283,8 +283,6 @@ def test_odd_things_in_a_kept_folder_stay_out_of_the_new_site(
 def test_a_failed_swap_puts_moved_folders_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reportgen.website import write as write_module
-
     site = _three_folder_site(tmp_path)
     before = {name: (site / name).read_bytes() for name in _site_files(site)}
     walked = site_on_disk(site)
@@ -293,8 +291,8 @@ def test_a_failed_swap_puts_moved_folders_back(
         assert (staging / "sets/b").is_dir() and not (output / "sets/b").exists()
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(write_module, "_swap", failing_swap)
-    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    monkeypatch.setattr(write, "_swap", failing_swap)
+    files = _keep_every_page(walked)
     with pytest.raises(OSError, match="No space"):
         write_site(site, files, previous=walked)  # type: ignore[arg-type]
     assert {name: (site / name).read_bytes() for name in _site_files(site)} == before
@@ -302,15 +300,13 @@ def test_a_failed_swap_puts_moved_folders_back(
 
 
 def test_keeping_needs_the_walked_previous_site(tmp_path: Path) -> None:
-    from reportgen.website.write import KEEP
-
     site = _three_folder_site(tmp_path)
     with pytest.raises(ValueError, match="no previous site"):
-        write_site(site, [("index.html", KEEP)])
+        write_site(site, [("index.html", write.KEEP)])
     with pytest.raises(ValueError, match="no such file"):
-        write_site(site, [("gone.html", KEEP)], previous=site_on_disk(site))
+        write_site(site, [("gone.html", write.KEEP)], previous=site_on_disk(site))
     with pytest.raises(ValueError, match="is not the one at"):
-        write_site(tmp_path / "other", [("index.html", KEEP)], previous=site_on_disk(site))
+        write_site(tmp_path / "other", [("index.html", write.KEEP)], previous=site_on_disk(site))
     assert (site / "index.html").read_bytes() == b"<p>home</p>"
 
 
@@ -320,14 +316,13 @@ def test_a_folder_changed_after_the_walk_is_linked_not_moved(
     # Something put into the old site while the new one renders (by hand, by another
     # build) must not ride along with a folder moved whole; a folder replaced by a
     # file or by a link to another folder must not be moved in as that.
-    from reportgen.website import write as write_module
 
     site = _three_folder_site(tmp_path)
     walked = site_on_disk(site)
     (site / "sets/b/tasks/late.html").write_bytes(b"<p>late</p>")
     os.rename(site / "sets/a/tasks", site / "sets/a/tasks.real")
     (site / "sets/a/tasks").symlink_to("tasks.real")
-    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    files = _keep_every_page(walked)
     reported: dict[str, tuple[int, int]] = {}
     write_site(site, files, written_files=reported, previous=walked)  # type: ignore[arg-type]
     after = _site_files(site)
@@ -341,7 +336,7 @@ def test_a_folder_changed_after_the_walk_is_linked_not_moved(
         (site / "sets/b/tasks" / name).unlink()
     (site / "sets/b/tasks").rmdir()
     (site / "sets/b/tasks").write_bytes(b"not a folder")
-    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    files = _keep_every_page(walked)
     with pytest.raises(OSError):  # its pages are gone: nothing to keep
         write_site(site, files, previous=walked)  # type: ignore[arg-type]
     assert (site / "sets/b/tasks").read_bytes() == b"not a folder"  # left as it was
@@ -354,7 +349,6 @@ def test_a_folder_that_cannot_be_moved_has_its_files_linked(
 ) -> None:
     # A read-only folder (its ".." cannot change) or another file system mounted in
     # the site: the rename fails, and the folder's pages are linked one by one.
-    from reportgen.website import write as write_module
 
     site = _three_folder_site(tmp_path)
     before = {name: (site / name).read_bytes() for name in _site_files(site)}
@@ -365,7 +359,7 @@ def test_a_folder_that_cannot_be_moved_has_its_files_linked(
             raise PermissionError(13, "Permission denied", str(source))
         real_rename(source, target)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(write_module.os, "rename", refuse_inside_site)
+    monkeypatch.setattr(write.os, "rename", refuse_inside_site)
     linked, reported = _rebuild(site, {}, monkeypatch)
     assert len(linked) == len(before) - 1  # every page but the marker, one by one
     assert reported == _site_files(site)
@@ -378,18 +372,16 @@ def test_ctrl_c_while_folders_move_waits_for_the_swap(
 ) -> None:
     import signal
 
-    from reportgen.website import write as write_module
-
     site = _three_folder_site(tmp_path)
     walked = site_on_disk(site)
-    real_swap = write_module._swap
+    real_swap = write._swap
 
     def interrupted_swap(staging: Path, output: Path) -> Path | None:
         signal.raise_signal(signal.SIGINT)  # Ctrl-C with the folders moved out
         return real_swap(staging, output)
 
-    monkeypatch.setattr(write_module, "_swap", interrupted_swap)
-    files = [(n, write_module.KEEP) for n in walked.files if n != ".reportgen-site"]
+    monkeypatch.setattr(write, "_swap", interrupted_swap)
+    files = _keep_every_page(walked)
     files[0] = (files[0][0], b"<p>changed</p>")
     with pytest.raises(KeyboardInterrupt):
         write_site(site, files, previous=walked)  # type: ignore[arg-type]
@@ -426,12 +418,9 @@ def test_held_signals_reach_their_handlers_afterwards() -> None:
 def test_linking_the_pages_of_many_folders_keeps_few_open(tmp_path: Path) -> None:
     # Every set's folder gets a new page and keeps another: nothing moves whole, and
     # the kept files of 300 folders are linked under a limit of 64 open files.
-    import subprocess
-    import sys
-
     site = tmp_path / "site"
     write_site(site, [(f"sets/s{i}/{n}", f"{n} {i}".encode()) for i in range(300) for n in "ab"])
-    probe = (
+    code = (
         "import resource, sys\n"
         "from pathlib import Path\n"
         "from reportgen.website.write import KEEP, site_on_disk, write_site\n"
@@ -441,8 +430,9 @@ def test_linking_the_pages_of_many_folders_keeps_few_open(tmp_path: Path) -> Non
         "files = [(f'sets/s{i}/a', b'new') for i in range(300)]\n"
         "files += [(f'sets/s{i}/b', KEEP) for i in range(300)]\n"
         "write_site(site, files, previous=walked)\n"
+        "print('{}', file=sys.stderr)\n"
     )
-    subprocess.run([sys.executable, "-c", probe, str(site)], check=True, capture_output=True)
+    assert probe(code, str(site)) == {}
     assert (site / "sets/s7/a").read_bytes() == b"new"
     assert (site / "sets/s7/b").read_bytes() == b"b 7"
     assert len(_site_files(site)) == 601
@@ -451,22 +441,17 @@ def test_linking_the_pages_of_many_folders_keeps_few_open(tmp_path: Path) -> Non
 def test_the_walk_keeps_few_folders_open(tmp_path: Path) -> None:
     # A site of many result sets: the walk must not hold a descriptor for each of
     # them, or a low limit on open files silently cost it every set past the limit.
-    import subprocess
-    import sys
-
     site = tmp_path / "site"
     write_site(site, [(f"sets/s{i}/tasks/t.html", b"x") for i in range(300)])
-    probe = (
+    code = (
         "import resource, sys\n"
         "from reportgen.website.write import site_on_disk\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
         "walked = site_on_disk(sys.argv[1])\n"
-        "print(len(walked.files), len(walked.folders), len(walked.odd_folders))\n"
+        "counts = [len(walked.files), len(walked.folders), len(walked.odd_folders)]\n"
+        "print(counts, file=sys.stderr)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(site)], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.split() == ["301", str(2 + 2 * 300), "0"]  # the marker; top, sets
+    assert probe(code, str(site)) == [301, 2 + 2 * 300, 0]  # the marker; top, sets
 
 
 def test_remove_tree_removes_large_and_nested_folders_and_links_but_not_their_targets(
