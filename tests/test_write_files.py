@@ -454,31 +454,115 @@ def test_the_walk_keeps_few_folders_open(tmp_path: Path) -> None:
     assert probe(code, str(site)) == [301, 2 + 2 * 300, 0]  # the marker; top, sets
 
 
-def test_remove_tree_removes_large_and_nested_folders_and_links_but_not_their_targets(
-    tmp_path: Path,
-) -> None:
+def _tree_to_remove(tmp_path: Path, depth: int = 3) -> Path:
+    """A retired site: a folder of more files than one thread unlinks alone, nested
+    and empty folders, and links to things outside it (which must survive)."""
     outside = tmp_path / "outside"
     (outside / "inner").mkdir(parents=True)
     (outside / "inner" / "keep.txt").write_text("not part of the site")
     (outside / "file.txt").write_text("nor this")
     tree = tmp_path / "old-site"
-    big = tree / "a" / "tasks"  # more files than one thread unlinks alone
+    big = tree / "a" / "tasks"
     big.mkdir(parents=True)
     for i in range(write._REMOVE_ALONE * 3 + 7):
         (big / f"{i}.html").write_bytes(b"x")
-    deep = tree.joinpath(*["d"] * 70)  # deeper than the threads go: rmtree finishes it
+    deep = tree.joinpath(*["d"] * depth)
     deep.mkdir(parents=True)
     (deep / "page.html").write_bytes(b"y")
     (tree / "a" / "link-to-folder").symlink_to(outside / "inner", target_is_directory=True)
     (tree / "link-to-file").symlink_to(outside / "file.txt")
     (tree / "dangling").symlink_to(tmp_path / "nowhere")
     (tree / "empty").mkdir()
+    return tree
 
+
+def _outside_intact(tmp_path: Path) -> bool:
+    outside = tmp_path / "outside"
+    return (outside / "inner" / "keep.txt").read_text() == "not part of the site" and (
+        outside / "file.txt"
+    ).read_text() == "nor this"
+
+
+def test_remove_tree_unlinks_every_file_itself_and_only_inside_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = _tree_to_remove(tmp_path)
+    # The working folder holds files of the same names: an unlink that is not
+    # relative to the tree's own folders would take them.
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    for name in ("0.html", "1.html", "page.html", "link-to-file"):
+        (cwd / name).write_bytes(b"bystander")
+    monkeypatch.chdir(cwd)
+    left_for_rmtree: list[list[str]] = []
+    real_rmtree = write.shutil.rmtree
+
+    def rmtree(path: Path, ignore_errors: bool = False) -> None:
+        left_for_rmtree.append([str(p) for p in Path(path).rglob("*") if not p.is_dir()])
+        real_rmtree(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(write.shutil, "rmtree", rmtree)
     write.remove_tree(tree)
-
     assert not tree.exists() and not tree.is_symlink()
-    assert (outside / "inner" / "keep.txt").read_text() == "not part of the site"
-    assert (outside / "file.txt").read_text() == "nor this"
+    assert left_for_rmtree == [[]]  # only empty folders were left to rmtree
+    assert sorted(p.read_bytes() for p in cwd.iterdir()) == [b"bystander"] * 4
+    assert _outside_intact(tmp_path)
+
+
+def test_remove_tree_finishes_what_it_cannot_do_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = _tree_to_remove(tmp_path / "deep", depth=write._REMOVE_DEPTH + 6)
+    write.remove_tree(deep)  # below the depth limit, rmtree takes over
+    assert not deep.exists() and _outside_intact(tmp_path / "deep")
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("can't start new thread")  # a low process limit, say
+
+    monkeypatch.setattr(write.ThreadPoolExecutor, "submit", no_thread)
+    tree = _tree_to_remove(tmp_path / "no-threads")
+    write.remove_tree(tree)
+    assert not tree.exists() and _outside_intact(tmp_path / "no-threads")
+
+
+def test_remove_tree_interrupted_never_unlinks_through_a_closed_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+    import threading
+    import time
+
+    tree = _tree_to_remove(tmp_path)
+    big = tree / "a" / "tasks"
+    folder = (big.stat().st_dev, big.stat().st_ino)
+    main = threading.get_ident()
+    real_unlink = os.unlink
+    interrupted = threading.Event()
+    wrong_folder: list[str] = []
+
+    def watched_unlink(name: str, *, dir_fd: int | None = None) -> None:
+        if dir_fd is not None and threading.get_ident() != main:
+            try:
+                info = os.fstat(dir_fd)
+                same = (info.st_dev, info.st_ino) == folder
+            except OSError:
+                same = False
+            if not same:
+                wrong_folder.append(name)
+                return
+            if not interrupted.is_set():
+                interrupted.set()
+                signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C while the threads work
+            time.sleep(0.002)
+        real_unlink(name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(write.os, "unlink", watched_unlink)
+    with pytest.raises(KeyboardInterrupt):
+        write.remove_tree(tree)
+    time.sleep(0.1)  # any thread still at work would show here
+    assert interrupted.is_set() and wrong_folder == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("remove")]
+    assert _outside_intact(tmp_path)
 
 
 def test_remove_tree_of_a_link_removes_the_link_only(tmp_path: Path) -> None:
