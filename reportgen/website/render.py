@@ -128,7 +128,11 @@ def _safe_url(url: str | None) -> str | None:
 
 def _isolated(value: Any) -> Any:
     # Markup (charts, rendered content) is the site's own HTML and left as it is.
-    return isolate_bidi(value) if type(value) is str else value
+    # Bidirectional marks are never ASCII: most values (numbers, ids) skip the search,
+    # which this hook, run for every printed value, otherwise spent on each.
+    if type(value) is str and not value.isascii():
+        return isolate_bidi(value)
+    return value
 
 
 def environment(theme: Theme) -> jinja2.Environment:
@@ -915,7 +919,7 @@ def run_strip(task: TaskCounts) -> Markup:
     if task.codes is None:
         return Markup("")
     if not task.urls:
-        return Markup("".join(_PLAIN_CELLS[code] for code in task.codes))
+        return Markup("".join(map(_PLAIN_CELLS.__getitem__, task.codes)))
     parts = []
     for i, code in enumerate(task.codes):
         url = _safe_url(task.urls.get(i))
