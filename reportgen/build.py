@@ -131,10 +131,13 @@ def build(
     progress: Progress | None = None,
     use_cache: bool = True,
     converter: Converter | None = None,
+    retired: list[Path] | None = None,
 ) -> BuildResult:
     """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged.
 
-    `converter`, a chart engine the caller started, is used and closed.
+    `converter`, a chart engine the caller started, is used and closed. `retired`,
+    when given, receives the previous site once the new one has replaced it, for the
+    caller to remove later (see write_site); otherwise the build removes it.
     """
     progress = progress or Progress()
     start = time.perf_counter()
@@ -242,6 +245,7 @@ def build(
         on_disk,
         charts_key,
         cached_charts,
+        retired,
     )
     try:
         return _stages(job, converter)
@@ -274,6 +278,8 @@ class _Job:
     charts_key: str = ""
     #: The charts of the cache entry for charts_key, when there is one.
     cached_charts: SiteCharts | None = None
+    #: Where to hand the previous site for the caller to remove; None: removed here.
+    retired: list[Path] | None = None
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
@@ -397,6 +403,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
             written_files=on_disk,
             on_staging=renderer.set_staging,
             previous=job.previous,
+            retired=job.retired,
         )
     except OSError as error:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another

@@ -206,6 +206,7 @@ def write_site(
     written_files: dict[str, tuple[int, int]] | None = None,
     on_staging: Callable[[str], None] | None = None,
     previous: SiteOnDisk | None = None,
+    retired: list[Path] | None = None,
 ) -> tuple[int, int]:
     """Write every (relative path, bytes) and swap the result in. Returns (files, bytes).
 
@@ -216,6 +217,9 @@ def write_site(
     path -> (size, mtime in ns), what walking the site afterwards would find.
     `on_staging` is told the staging folder before the first file is asked for, so
     that workers can write files into it themselves (given here as Written).
+    `retired`, when given, receives the previous site once it is swapped out, for
+    the caller to remove (with remove_tree) when it suits; otherwise it is removed
+    here before returning.
     """
     output = check_output(output, force, inputs)
     parent = output.parent
@@ -276,21 +280,23 @@ def write_site(
         # Last, the whole folders: from here to the swap the served site lacks them,
         # so a stop asked for meanwhile (Ctrl-C, SIGTERM) waits until the swap is
         # done, or undone.
-        retired: Path | None = None
+        old_site: Path | None = None
         try:
             with _signals_held():
                 try:
                     kept.move(moves, staging, link_kept)
                     links.close()
-                    retired = _swap(staging, output)
+                    old_site = _swap(staging, output)
                 except BaseException:
                     kept.move_back(staging)
                     raise
                 kept.moved.clear()  # in the live site now, for good
         finally:
             # Outside the held stretch: removing a large old site takes a while.
-            if retired is not None:
-                remove_tree(retired)
+            if old_site is not None and retired is not None:
+                retired.append(old_site)
+            elif old_site is not None:
+                remove_tree(old_site)
     except BaseException:
         close = getattr(files, "close", None)
         if close is not None:
