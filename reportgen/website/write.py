@@ -469,7 +469,6 @@ class _Linker:
         self.previous_prefix = os.path.join(previous.path, "") if previous else "\0"
         self.known: Mapping[str, tuple[int, int]] = previous.files if previous else {}
         self.folders: dict[str, int] = {}  # folder path -> open descriptor
-        self.targets: dict[str, str] = {}  # a folder of the site -> its staging path
 
     def _folder(self, path: str) -> int:
         # Least recently used first: a folder asked for again goes to the end, so the
@@ -485,11 +484,8 @@ class _Linker:
     def keep(self, previous: Path, relative: str, folder: str) -> tuple[int, int]:
         source = os.fspath(previous)
         source_folder, _, name = source.rpartition(os.sep)
-        target_path = self.targets.get(folder)
-        if target_path is None:
-            target_path = self.targets[folder] = os.path.join(self.staging, folder)
         source_fd = self._folder(source_folder or os.sep)
-        target = self._folder(target_path)
+        target = self._folder(os.path.join(self.staging, folder))
         base = relative.rpartition("/")[2]
         try:
             os.link(name, base, src_dir_fd=source_fd, dst_dir_fd=target, follow_symlinks=False)
@@ -512,7 +508,6 @@ class _Linker:
         for fd in self.folders.values():
             os.close(fd)
         self.folders.clear()
-        self.targets.clear()
 
 
 @contextlib.contextmanager
