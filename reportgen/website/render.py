@@ -47,7 +47,7 @@ from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
-from .content import TaskExample, front_matter, render_content, split_front_matter, task_view
+from .content import TaskExample, front_matter, render_content, task_view
 from .write import KEEP, Keep, Written, write_staged
 
 
@@ -379,7 +379,7 @@ class ContentWorker:
             return
         for (source, text), html in zip(self.todo, pages, strict=True):
             if isinstance(html, str):
-                meta = split_front_matter(text)[1]
+                meta = front_matter(text, source)  # parsed once per text (memoised)
                 _remember_content((text, tuple(self.site.items()), source), (html, meta))
 
     def close(self) -> None:
