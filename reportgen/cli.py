@@ -352,7 +352,7 @@ def _run_serve(args: argparse.Namespace, out: TextIO) -> int:
     port = _whole_number("--port", args.port, 0)
     if port > 65535:
         raise UserError(f"--port: {port} is not a port number (0 to 65535)")
-    serve(lambda: _config_for(args), port, sys.stderr)
+    serve(lambda: _config_for(args), port, sys.stderr, force=args.force)
     return EXIT_OK  # pragma: no cover - serve runs until interrupted
 
 
@@ -678,6 +678,9 @@ def _serve_command(commands: Commands) -> None:
     parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
     parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
     parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
+    parser.add_argument(
+        "--force", action="store_true", help="replace an output folder reportgen did not write"
+    )
     parser.add_argument(
         "--task-pages",
         metavar="WHICH",

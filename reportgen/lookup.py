@@ -121,13 +121,18 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
         ("only in B", cmp.only_in_b),
     ):
         lines.append(f"{label} ({len(ids)}): {', '.join(ids) or 'none'}")
+    # Only tasks A does worse on: the ranking runs on into improvements when few fell.
     worst = [
         [cmp.shared[i], fixed(cmp.diff_plugin[i]), fixed(cmp.diff_pass_rate[i])]
         for i in cmp.ranked[:10]
+        if cmp.diff_plugin[i] < 0
     ]
     lines.append("")
-    lines.append("biggest regressions (A - B):")
-    lines.append(table(["task", f"pass^{k}", "pass rate"], worst, [False, True, True]))
+    if worst:
+        lines.append("biggest regressions (A - B):")
+        lines.append(table(["task", f"pass^{k}", "pass rate"], worst, [False, True, True]))
+    else:
+        lines.append(f"biggest regressions (A - B): none, no shared task has a lower pass^{k} in A")
     lines.extend(f"warning: {w}" for w in cmp.warnings)
     return "\n".join(lines) + "\n"
 
@@ -145,11 +150,16 @@ def run_compare(
 def plan_text(result: Plan) -> str:
     level = percent(result.confidence)
     dd = result.detectable_difference
+    power = f"{percent(dd.power)} power (correlation {fixed(dd.correlation)})"
+    if dd.value <= 1.0:
+        detects = f"detects a difference of about {fixed(dd.value)} at {power}"
+    else:
+        # Past 1 the normal approximation has left the scale of a difference of rates.
+        detects = f"detects no difference, not even the largest possible (1), at {power}"
     return (
         f"to pin an estimate to within ±{fixed(result.target_halfwidth)} at {level}:\n"
         f"  runs per task: {result.runs_per_task} (Wilson interval at a pass rate of "
         f"{fixed(result.pass_rate)})\n"
         f"  tasks:         {result.tasks} (Student-t, across-task sd {fixed(result.task_sd)})\n"
-        f"with {dd.tasks} tasks, a paired comparison detects a difference of about "
-        f"{fixed(dd.value)} at {percent(dd.power)} power (correlation {fixed(dd.correlation)})\n"
+        f"with {dd.tasks} tasks, a paired comparison {detects}\n"
     )

@@ -187,9 +187,13 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 class PreviewServer:
     """Serves config.output and rebuilds it when what it was built from changes."""
 
-    def __init__(self, load: Callable[[], Config], port: int, log: TextIO) -> None:
+    def __init__(
+        self, load: Callable[[], Config], port: int, log: TextIO, force: bool = False
+    ) -> None:
         self.load = load
         self.log = log
+        #: Replace an output folder reportgen did not write (--force), as `build` does.
+        self.force = force
         self.config = load()
         #: Counts finished builds, failed ones included: open pages reload when it moves.
         self.build_number = 0
@@ -217,7 +221,7 @@ class PreviewServer:
         return f"http://{host!s}:{port}/"
 
     def _build(self, retired: list[Path] | None = None) -> None:
-        result = build(self.config, progress=Progress(self.log), retired=retired)
+        result = build(self.config, force=self.force, progress=Progress(self.log), retired=retired)
         print(f"built {result.pages} pages in {result.seconds:.1f} s", file=self.log)
 
     def start(self) -> None:
@@ -260,8 +264,14 @@ class PreviewServer:
         self.server.server_close()
 
 
-def serve(load: Callable[[], Config], port: int, log: TextIO, interval: float = 0.2) -> None:
-    preview = PreviewServer(load, port, log)
+def serve(
+    load: Callable[[], Config],
+    port: int,
+    log: TextIO,
+    interval: float = 0.2,
+    force: bool = False,
+) -> None:
+    preview = PreviewServer(load, port, log, force)
     preview.start()
     print(
         terminal_safe(f"serving {preview.config.output} at {preview.url} (Ctrl-C to stop)"),

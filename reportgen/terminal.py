@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .stats.coverage import COVERAGE_NAMES, CoverageCheck
-from .stats.estimate import SuiteEstimates, SuiteInterval
+from .stats.estimate import ONE_TASK_WARNING, SuiteEstimates, SuiteInterval
 from .stats.headline import Headline
 
 if TYPE_CHECKING:  # the report model (and the history) load only for `summary`
@@ -194,12 +194,15 @@ def estimate_text(
         "(Wilson for the pass rate, mapped through x^k for pass^k)\n\n"
     )
     text = intro + body
+    warnings = list(suite.warnings)
     if len(suite.tasks) > 1:
         text += "\n" + reliability_text(suite, headline)
         if check is not None and headline is not None:
             text += coverage_text(check, headline)
-    if suite.warnings:
-        text += "\n" + warnings_text(suite.warnings)
+    else:
+        warnings.remove(ONE_TASK_WARNING)  # one task asked about: no suite block to qualify
+    if warnings:
+        text += "\n" + warnings_text(warnings)
     return text
 
 

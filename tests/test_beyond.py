@@ -137,6 +137,53 @@ def test_compare_text_names_both_sides_and_lists_unshared_tasks(tmp_path: Path) 
     assert "95% interval" in text
 
 
+def _regressions(text: str) -> list[tuple[str, float]]:
+    """The (task, A - B pass^k) rows under the compare text's regressions heading."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("biggest regressions"))
+    rows = []
+    for line in lines[start + 3 :]:  # heading, column names, rule
+        if not line.strip() or line.startswith("warning:"):
+            break
+        task, plugin, _ = line.split()
+        rows.append((task, float(plugin)))
+    return rows
+
+
+def test_compare_lists_only_tasks_that_fell_as_regressions(tmp_path: Path) -> None:
+    def write(name: str, passes: dict[str, int]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"task": task, "passed": i < passed}) + "\n"
+                for task, passed in passes.items()
+                for i in range(4)
+            )
+        )
+        return path
+
+    old = write("old", {"a": 4, "b": 4, "c": 1, "d": 2})
+    new = write("new", {"a": 2, "b": 4, "c": 4, "d": 1})
+    status, text = run(["compare", str(new), str(old)])
+    assert status == 0
+    # a fell (4 -> 2 of 4) and d fell (2 -> 1); c rose and b held: neither is listed.
+    assert [task for task, _ in _regressions(text)] == ["a", "d"]
+    assert all(diff < 0 for _, diff in _regressions(text))
+    status, text = run(["compare", str(write("same", {"a": 4, "b": 4, "c": 4, "d": 4})), str(old)])
+    assert status == 0
+    assert "biggest regressions (A - B): none, no shared task has a lower pass^3 in A" in text
+
+
+def test_plan_says_when_no_difference_can_be_detected() -> None:
+    status, text = run(["plan", "--target-halfwidth", "0.05", "--tasks", "2"])
+    assert status == 0
+    assert plan(0.05, tasks=2).detectable_difference.value > 1  # the approximation's raw value
+    assert "detects no difference, not even the largest possible (1), at 80% power" in text
+    status, text = run(["plan", "--target-halfwidth", "0.05", "--tasks", "50"])
+    value = plan(0.05, tasks=50).detectable_difference.value
+    assert f"detects a difference of about {value:.3f} at 80% power" in text
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +152,27 @@ def test_help_lists_examples(capsys: pytest.CaptureFixture[str]) -> None:
         main(["estimate", "--help"])
     assert exit_info.value.code == 0
     assert "reportgen estimate --suite 16/20" in capsys.readouterr().out
+
+
+def _readme_console_blocks() -> list[tuple[list[str], list[str]]]:
+    """(argv, shown output lines) of each `$ .venv/bin/reportgen ...` block in the README."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = []
+    for body in readme.split("```console\n")[1:]:
+        command, *shown = body.split("\n```", 1)[0].splitlines()
+        prefix = "$ .venv/bin/reportgen "
+        if command.startswith(prefix):
+            blocks.append((command.removeprefix(prefix).split(), shown))
+    return blocks
+
+
+@pytest.mark.parametrize("argv, shown", _readme_console_blocks())
+def test_readme_examples_print_what_the_readme_shows(argv: list[str], shown: list[str]) -> None:
+    status, out = run(argv)
+    assert status == 0
+    lines = out.rstrip("\n").splitlines()
+    if "..." in shown:  # the README shows the end of a longer output
+        tail = shown[shown.index("...") + 1 :]
+        assert lines[-len(tail) :] == tail
+    else:
+        assert lines == shown

@@ -203,6 +203,19 @@ def test_all_tasks_equal_gives_zero_width() -> None:
     p = suite.plugin
     assert p.sd == 0.0
     assert p.low == p.high == p.estimate
+    # ... and says what that width does not mean, quoting one task's own interval.
+    low, high = suite.tasks.plugin_low[0], suite.tasks.plugin_high[0]
+    (warning,) = [w for w in suite.warnings if "zero width" in w]
+    assert warning.startswith("all 3 tasks have the same pass^2 (0.562)")
+    assert warning.endswith(f"[{low:.3f}, {high:.3f}]")
+
+
+def test_every_task_passing_names_the_zero_width() -> None:
+    suite = estimate_suite([10] * 5, [10] * 5, 3)
+    assert (suite.unbiased.low, suite.unbiased.high) == (1.0, 1.0)
+    (warning,) = [w for w in suite.warnings if "zero width" in w]
+    assert "all 5 tasks have the same pass^3 (1.000)" in warning
+    assert warning.endswith("[0.377, 1.000]")  # Wilson's lower bound at 10/10, cubed
 
 
 def test_interval_clamped_to_unit_range() -> None:
@@ -393,3 +406,34 @@ def test_curve_agrees_with_suite_estimates_at_every_k(pairs: list[tuple[int, int
         assert point.unbiased.estimate == pytest.approx(suite.unbiased.estimate, abs=TOL)
         mean_at_k = float(np.mean(suite.tasks.pass_at_k))
         assert point.pass_at_k.estimate == pytest.approx(mean_at_k, abs=TOL)
+
+
+# Few distinct counts, some of them the same rate (1/2 and 2/4), so that suites of
+# equal values come up often.
+few_counts = st.sampled_from([(0, 5), (5, 5), (10, 10), (3, 4), (6, 8), (1, 2), (2, 4), (0, 3)])
+
+
+@given(st.lists(st.one_of(few_counts, counts), min_size=2, max_size=12), ks)
+@settings(max_examples=200, deadline=None)
+def test_zero_width_warning_exactly_when_all_tasks_share_a_value(
+    pairs: list[tuple[int, int]], k: int
+) -> None:
+    suite = estimate_suite([c for c, _ in pairs], [n for _, n in pairs], k)
+    flat = [
+        s
+        for s, values in (
+            (suite.plugin, suite.tasks.plugin),
+            (suite.unbiased, suite.tasks.unbiased),
+        )
+        if not np.isnan(values).any() and max(values) - min(values) < 1e-12
+    ]
+    warned = [w for w in suite.warnings if "zero width" in w]
+    assert len(warned) == (1 if flat else 0)
+    for s in flat:
+        assert s.low is not None and s.high is not None and s.high - s.low < 1e-9
+    if flat:
+        widest = max(
+            zip(suite.tasks.plugin_low, suite.tasks.plugin_high, strict=True),
+            key=lambda b: b[1] - b[0],
+        )
+        assert warned[0].endswith(f"[{widest[0]:.3f}, {widest[1]:.3f}]")

@@ -242,6 +242,34 @@ def test_serve_moves_the_reload_ahead_of_removing_the_previous_site(
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".site")) == []
 
 
+def test_serve_takes_force_as_build_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reportgen import serve as serve_module
+
+    results = ROOT / "example" / "results" / "agent-alpha.jsonl"
+    foreign = tmp_path / "docs"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    # Without --force the first build refuses the folder, and says how to go on.
+    assert run(["serve", str(results), "-o", str(foreign), "--port", "0"])[0] == 2
+    assert "--force" in capsys.readouterr().err
+    assert (foreign / "notes.txt").read_text() == "mine"
+    # The flag reaches serve() ...
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(serve_module, "serve", lambda *a, **kw: seen.update(kw))
+    assert run(["serve", str(results), "-o", str(foreign), "--force"])[0] == 0
+    assert seen["force"] is True
+    # ... and the preview's build replaces the folder with it.
+    config_path = tmp_path / "reportgen.yaml"
+    config_path.write_text(f"output: docs\nresult_sets:\n  - path: {results}\n")
+    preview = PreviewServer(lambda: load_config(config_path), 0, io.StringIO(), force=True)
+    try:
+        assert (foreign / "index.html").is_file() and not (foreign / "notes.txt").exists()
+    finally:
+        preview.server.server_close()
+
+
 def test_serve_rejects_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["serve", "--port", "70000"])[0] == 2
     assert "--port" in capsys.readouterr().err

@@ -297,6 +297,83 @@ def test_hostile_task_ids_get_safe_unique_files_and_show_literally(tmp_path: Pat
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in everything
 
 
+def _text(page: Path) -> str:
+    """A page's words, tags dropped and entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")))
+
+
+def test_measured_shares_read_as_short_percentages(example_site: Path) -> None:
+    for page in html_pages(example_site):
+        text = _text(page)
+        # 3.956956735% once stood in a sentence: a share is shown to one decimal at most.
+        assert not re.search(r"\d\.\d{2,}%", text), page
+
+
+def test_bootstrap_sentence_agrees_with_the_widths_it_prints(example_site: Path) -> None:
+    pages = sorted(example_site.glob("sets/*/index.html"))
+    assert pages
+    for page in pages:
+        text = " ".join(_text(page).split())
+        found = re.search(
+            r"the bootstrap interval is (the wider|the narrower|as wide as the t interval) "
+            r"\((\d\.\d{3}) wide, against (\d\.\d{3})\)",
+            text,
+        )
+        assert found, page
+        word, boot, t_interval = found[1], float(found[2]), float(found[3])
+        expected = (
+            "the wider" if boot > t_interval else "the narrower" if boot < t_interval else "as"
+        )
+        assert word.startswith(expected)
+        # The widths are those of the table just above (t, then bootstrap), to within
+        # the rounding of its printed bounds.
+        rows = re.findall(r"\[(\d\.\d{3}), (\d\.\d{3})\]", text[: found.start()])
+        (t_low, t_high), (b_low, b_high) = rows[-2:]
+        assert abs(float(t_high) - float(t_low) - t_interval) <= 0.0011
+        assert abs(float(b_high) - float(b_low) - boot) <= 0.0011
+
+
+def test_methodology_claims_about_coverage_follow_its_table(example_site: Path) -> None:
+    text = " ".join(_text(example_site / "methodology.html").split())
+    claim = re.search(
+        r"The plug-in interval (gets worse as the suite grows large|does not get better as the "
+        r"suite grows)\. With true pass rates from a (.+?), its coverage goes from "
+        r"(\d+\.\d)% with (\d+) tasks to (\d+\.\d)% with (\d+)\.",
+        text,
+    )
+    assert claim, "the plug-in coverage claim is missing"
+    verdict, label, before, few, after, many = claim.groups()
+    assert (verdict.startswith("gets worse")) == (float(after) < float(before))
+    # The same figures stand in the table's plug-in t column for those rows.
+    for tasks, share in ((few, before), (many, after)):
+        assert re.search(rf"{re.escape(label)} {tasks} {share}% ", text), (tasks, share)
+
+
+def test_a_suite_where_every_run_passed_says_what_its_zero_width_means(tmp_path: Path) -> None:
+    results = tmp_path / "runs.jsonl"
+    results.write_text(
+        "".join(
+            json.dumps({"task": f"t{i}", "passed": True}) + "\n"
+            for i in range(3)
+            for _ in range(10)
+        )
+    )
+    site = tmp_path / "site"
+    assert run_cli(["build", str(results), "--output", str(site)]) == 0
+    (page,) = site.glob("sets/*/index.html")
+    text = " ".join(_text(page).split())
+    assert "1.000 [1.000, 1.000]" in text
+    assert (
+        "all 3 tasks have the same pass^3 (1.000), so its interval across tasks has zero width"
+        in text
+    )
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({"task": "only", "passed": i < 7}) + "\n" for i in range(10)))
+    assert run_cli(["build", str(one), "--output", str(tmp_path / "one")]) == 0
+    words = " ".join(_text(tmp_path / "one" / "index.html").split())
+    assert "1 task · 10 runs" in words and "1 tasks" not in words
+
+
 def test_only_http_links_come_from_data(tmp_path: Path) -> None:
     results = tmp_path / "runs.jsonl"
     results.write_text(json.dumps({"task": "t", "passed": True, "url": "javascript:alert(1)"}))

@@ -305,6 +305,10 @@ class SuiteEstimates:
         return self.tasks.confidence
 
 
+#: Said of a suite of one task; `estimate` for one task shows no suite to say it of.
+ONE_TASK_WARNING = "one task only: the suite interval needs at least two tasks (null)"
+
+
 def _name_list(names: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
@@ -338,11 +342,35 @@ def estimate_suite(
             f"{len(short)} task(s) have fewer than {tasks.k} runs: {_name_list(short)}"
         )
     if len(tasks) < 2:
-        warnings.append("one task only: the suite interval needs at least two tasks (null)")
+        warnings.append(ONE_TASK_WARNING)
+    plugin = mean_with_t_interval(tasks.plugin, tasks.confidence)
+    unbiased = mean_with_t_interval(tasks.unbiased, tasks.confidence)
+    # Every task passed every run (or failed every run, or all share one rate): an
+    # interval of zero width would read as a certainty that the runs cannot give.
+    # (Equal values computed by different products may differ in their last bits.)
+    flat = [
+        (name, s)
+        for name, s, values in (
+            ("plug-in", plugin, tasks.plugin),
+            ("unbiased", unbiased, tasks.unbiased),
+        )
+        if s.sd is not None and float(np.ptp(values)) < 1e-12
+    ]
+    if flat:
+        which = f"pass^{tasks.k}" if len(flat) == 2 else f"{flat[0][0]} pass^{tasks.k}"
+        value = flat[0][1].estimate
+        widest = int(np.argmax(tasks.plugin_high - tasks.plugin_low))
+        warnings.append(
+            f"{'both' if len(tasks) == 2 else f'all {len(tasks)}'} tasks have the same {which} "
+            f"({value:.3f}), so its interval across tasks has zero width: it measures how much "
+            "tasks differ and leaves out the noise of each task's own runs; one task's own "
+            f"plug-in interval here is [{tasks.plugin_low[widest]:.3f}, "
+            f"{tasks.plugin_high[widest]:.3f}]"
+        )
     return SuiteEstimates(
         tasks=tasks,
-        plugin=mean_with_t_interval(tasks.plugin, tasks.confidence),
-        unbiased=mean_with_t_interval(tasks.unbiased, tasks.confidence),
+        plugin=plugin,
+        unbiased=unbiased,
         warnings=tuple(warnings),
     )
 

@@ -441,8 +441,10 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
     )
     chart = (bars + dots).properties(width=max(240, 90 * len(points)), height=240)
     title = f"reliability@{k} and pass rate by build, {level} intervals"
+    count = len(points)
+    which = "For one build" if count == 1 else f"For each of {count} builds, oldest first"
     description = (
-        f"For each of {len(points)} builds, oldest first: reliability@{k} (plug-in and "
+        f"{which}: reliability@{k} (plug-in and "
         "unbiased) and the mean pass rate, each with its interval. A diamond marks a build "
         "whose change from the previous one is larger than the noise (its paired interval "
         "excludes zero). The table below has the same numbers."
