@@ -137,6 +137,8 @@ def _task_problems(where: str, tasks: Any) -> Iterator[str]:
 class Verdict:
     failures: list[str]
     passes: list[str]
+    #: Result sets held against the baseline by --max-drop (0 without one).
+    compared: int = 0
 
 
 def _value(rs: dict[str, Any], estimator: str) -> float | None:
@@ -166,6 +168,7 @@ def check_report(
     failures: list[str] = []
     passes: list[str] = []
     old_sets = {(rs["suite"], rs["model"]): rs for rs in (baseline or {}).get("result_sets", [])}
+    compared = 0
     for rs in report["result_sets"]:
         name = rs["name"]
         chosen = headline_estimator(rs) if estimator == "headline" else estimator
@@ -185,6 +188,7 @@ def check_report(
             if old_value is None:
                 passes.append(f"{name}: not in the baseline; nothing to compare")
                 continue
+            compared += 1
             drop = old_value - value
             if drop > max_drop:
                 failures.append(
@@ -195,7 +199,7 @@ def check_report(
                 passes.append(
                     f"{name}: {label} {old_value:.3f} -> {value:.3f}, within {max_drop:.3f}"
                 )
-    return Verdict(failures=failures, passes=passes)
+    return Verdict(failures=failures, passes=passes, compared=compared)
 
 
 def _history_build(path: Path, report: dict[str, Any]) -> dict[str, Any]:

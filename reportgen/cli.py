@@ -414,6 +414,14 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
             screen=not args.all_tasks,
             min_drop=min_task_drop,
         )
+    if baseline is not None and max_drop is not None and verdict.compared == 0:
+        # A gate that compared nothing passes; said out loud, since a renamed model or
+        # suite would otherwise slip through every --max-drop check from then on.
+        print(
+            "reportgen: warning: no result set of the report is in the baseline (they are "
+            "matched by suite and model), so --max-drop compared nothing",
+            file=sys.stderr,
+        )
     if gate is not None and not gate.shared_sets:
         print(
             "reportgen: warning: no result set of the report is in the baseline (they are "

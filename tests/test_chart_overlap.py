@@ -226,3 +226,29 @@ def test_a_rebuild_with_every_chart_cached_stops_the_engine_at_once(
     clean = build(dataclasses.replace(edited, output=engine_free), use_cache=False)
     assert clean.reused == ""
     assert _tree(engine_free) == after
+
+
+def test_a_chart_engine_that_cannot_start_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from reportgen.cli import main
+    from reportgen.website import chart_engine
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", "/usr/bin/python3")
+
+    monkeypatch.setattr(chart_engine.subprocess, "Popen", refuse)
+    # Started before the command line (python -m reportgen build): no traceback there ...
+    chart_engine.start_early()
+    assert chart_engine._early is None
+    # ... and the build that needs charts says why it cannot draw them, in one line.
+    results = Path(__file__).parent.parent / "example" / "results" / "agent-alpha.jsonl"
+    site = tmp_path / "site"
+    assert main(["build", str(results), "-o", str(site)], out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "reportgen: error: cannot start the chart engine: Permission denied (/usr/bin/python3)"
+    )
+    assert not site.exists()

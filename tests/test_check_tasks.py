@@ -459,6 +459,12 @@ def test_a_baseline_sharing_no_result_set_is_said_out_loud(
     status, out = run(["check", str(site), "--baseline", str(other), "--per-task"])
     assert status == 0 and "not in the baseline, not tested: agent" in out
     assert "no task was tested" in capsys.readouterr().err
+    status, out = run(["check", str(site), "--baseline", str(other), "--max-drop", "0.1"])
+    assert status == 0 and "not in the baseline; nothing to compare" in out
+    assert "so --max-drop compared nothing" in capsys.readouterr().err
+    # Against a baseline that does hold the set, no such warning.
+    assert run(["check", str(site), "--baseline", str(site), "--max-drop", "0.1"])[0] == 0
+    assert "compared nothing" not in capsys.readouterr().err
 
 
 def test_pages_list_the_changed_tasks_worst_first(example_site: Path) -> None:

@@ -22,12 +22,17 @@ class Converter:
     """One child process that converts one batch of specs."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "reportgen.website.chart_engine"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "reportgen.website.chart_engine"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as error:
+            # Said as the system's reason for this step (the command line prints it).
+            reason = f"cannot start the chart engine: {error.strerror or error}"
+            raise OSError(error.errno, reason, error.filename) from None
 
     def send(self, specs: list[dict[str, Any]]) -> None:
         """Hand over the specs: the engine draws them while this process goes on."""
@@ -72,7 +77,12 @@ def start_early() -> None:
     """Start the chart engine now, for the next `started()` to hand out."""
     global _early
     if _early is None:
-        _early = Converter()
+        try:
+            _early = Converter()
+        except OSError:
+            # Not startable here (this runs before the command line can report errors):
+            # the build starts its own when it needs charts, and says why that fails.
+            _early = None
 
 
 def started() -> Converter:
