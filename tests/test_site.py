@@ -349,6 +349,23 @@ def test_methodology_claims_about_coverage_follow_its_table(example_site: Path) 
         assert re.search(rf"{re.escape(label)} {tasks} {share}% ", text), (tasks, share)
 
 
+def test_an_interval_said_to_exclude_zero_prints_bounds_of_one_sign(example_site: Path) -> None:
+    number = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
+    seen = 0
+    for page in html_pages(example_site):
+        for row in re.findall(r"<tr>.*?</tr>", page.read_text(encoding="utf-8"), re.S):
+            if "excludes 0" not in row:
+                continue
+            low, high = map(float, re.findall(rf"\[{number}, {number}\]", _text_of(row))[-1])
+            assert low > 0 or high < 0, (page, low, high)
+            seen += 1
+    assert seen  # the example has such rows (its 2026-10 build's low bound is 5e-05)
+
+
+def _text_of(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", fragment))
+
+
 def test_a_suite_where_every_run_passed_says_what_its_zero_width_means(tmp_path: Path) -> None:
     results = tmp_path / "runs.jsonl"
     results.write_text(

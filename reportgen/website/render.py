@@ -113,10 +113,24 @@ def _refuse_links(flag: str, folder: Path) -> None:
                 )
 
 
-def _interval(low: float | None, high: float | None) -> str:
+def _interval(low: float | None, high: float | None, around_zero: bool = False) -> str:
+    """[low, high] to three decimals. `around_zero`, for a difference whose page says
+    whether its interval excludes 0: a bound that is not 0 but rounds to it gets the
+    digits that show its sign, so "[0.000, 0.136]" cannot sit beside "excludes 0"."""
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return "[n/a]"
+    if around_zero:
+        return f"[{_signed_bound(low)}, {_signed_bound(high)}]"
     return f"[{fixed(low)}, {fixed(high)}]"
+
+
+def _signed_bound(value: float) -> str:
+    if value == 0.0 or abs(value) >= 0.0005:
+        return fixed(value)
+    if abs(value) < 1e-6:
+        return f"{value:.0e}"  # 3e-09
+    # 4.98e-05 -> 0.00005: decimals up to the first significant digit.
+    return f"{value:.{-math.floor(math.log10(abs(value)))}f}"
 
 
 def _safe_url(url: str | None) -> str | None:
