@@ -691,14 +691,16 @@ CHART_BOXES = """() => [...document.querySelectorAll('.chart-svg')].map(frame =>
   const scale = box.width / svg.viewBox.baseVal.width;
   const sizes = [...svg.querySelectorAll('text')]
     .map(t => parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize) * scale);
-  return {id: frame.parentElement.id, inner, width: box.width, height: box.height,
-          maxHeight: parseFloat(getComputedStyle(svg).maxHeight), smallestText: Math.min(...sizes)};
+  return {id: frame.parentElement.id, inner, width: box.width, height: box.height, scale,
+          maxHeight: parseFloat(getComputedStyle(svg).maxHeight),
+          maxWidth: parseFloat(getComputedStyle(svg).maxWidth), smallestText: Math.min(...sizes)};
 })"""
 
 
 def test_charts_fill_their_card_and_stay_legible_on_a_phone(browser: Browser, served: Site) -> None:
-    """At desktop width a chart uses its card's width (unless that would make it taller
-    than a screen); at 390 px its text stays at least 8 px and the page does not scroll."""
+    """At desktop width a chart uses its card's width, unless that would make it taller
+    than a screen or stretch it past 1.3 times its drawn size (its labels would outgrow
+    the headings); at 390 px its text stays at least 8 px and the page does not scroll."""
     typical = typical_pages(served.folder)
     for viewport, phone in ((DESKTOP, False), (PHONE, True)):
         ctx = browser.new_context(viewport=viewport, is_mobile=phone)
@@ -712,8 +714,11 @@ def test_charts_fill_their_card_and_stay_legible_on_a_phone(browser: Browser, se
                     if phone:
                         assert b["smallestText"] >= 8, (kind, b)
                     else:
-                        capped = b["height"] >= b["maxHeight"] - 1
+                        capped = (
+                            b["height"] >= b["maxHeight"] - 1 or b["width"] >= b["maxWidth"] - 1
+                        )
                         assert b["width"] >= b["inner"] - 1 or capped, (kind, b)
+                        assert b["scale"] <= 1.3 + 0.01, (kind, b)
                 if phone:
                     assert page.evaluate(
                         "() => document.documentElement.scrollWidth"

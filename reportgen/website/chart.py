@@ -106,6 +106,9 @@ def chart_labels(texts: list[str]) -> list[str]:
 
 
 _ID_ATTR = re.compile(r'\bid="([^"]+)"')
+_WIDTH_ATTR = re.compile(r'\swidth="(\d+(?:\.\d+)?)"')
+#: How far past its drawn size a chart may grow to fill a wide card.
+MAX_CHART_SCALE = 1.3
 
 
 def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
@@ -120,6 +123,13 @@ def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
         1,
     )
     head_end = svg.index(">") + 1
+    drawn = _WIDTH_ATTR.search(svg, 0, head_end)
+    if drawn is not None:
+        # The page's style lets a chart fill its card; past this its labels outgrow the
+        # page's headings (a 563 px chart in a 1,100 px card doubled its text).
+        limit = f' style="max-width: {float(drawn[1]) * MAX_CHART_SCALE:.0f}px"'
+        svg = svg[: head_end - 1] + limit + svg[head_end - 1 :]
+        head_end += len(limit)
     accessible = (
         f'<title id="{title_id}">{html.escape(title)}</title>'
         f'<desc id="{desc_id}">{html.escape(description)}</desc>'
