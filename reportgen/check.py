@@ -196,8 +196,10 @@ def check_report(
                     f"more than the allowed {max_drop:.3f}"
                 )
             else:
+                change = "rose" if drop < 0 else "fell" if drop > 0 else "held"
                 passes.append(
-                    f"{name}: {label} {old_value:.3f} -> {value:.3f}, within {max_drop:.3f}"
+                    f"{name}: {label} {old_value:.3f} -> {value:.3f}: {change}, "
+                    f"within the allowed drop of {max_drop:.3f}"
                 )
     return Verdict(failures=failures, passes=passes, compared=compared)
 

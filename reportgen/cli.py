@@ -26,6 +26,7 @@ from .stats.estimate import (
     MAX_K,
     EstimateError,
     confidence_extreme,
+    counted,
     estimate_suite,
 )
 from .stats.headline import choose_headline
@@ -271,6 +272,9 @@ def _columns_flag(text: str) -> tuple[tuple[str, str], ...]:
         problem = unprintable(column)
         if problem is not None:
             raise UserError(f"--columns: {column!r} {problem}")
+        earlier = next((c for f, c in pairs if f == field), None)
+        if earlier is not None:
+            raise UserError(f"--columns: {field} is given twice ({earlier!r} and {column!r})")
         pairs.append((field, column))
     return tuple(pairs)
 
@@ -441,9 +445,12 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     if result.failed:
         parts = []
         if verdict.failures:
-            parts.append(f"{len(verdict.failures)} result set(s) failed")
+            parts.append(counted(len(verdict.failures), "result set failed", "result sets failed"))
         if result.regressed:
-            parts.append(f"{len(result.regressed)} task(s) regressed beyond noise")
+            parts.append(
+                counted(len(result.regressed), "task regressed", "tasks regressed")
+                + " beyond noise"
+            )
         print(f"reportgen check: {', '.join(parts)}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     return EXIT_OK

@@ -130,7 +130,8 @@ def test_check_passes_and_fails_on_minimum(
     assert len(failing) == len(below)
     for name, value in below.items():
         assert any(name in line and f"{value:.3f} is below 0.500" in line for line in failing)
-    assert f"{len(below)} result set(s) failed" in capsys.readouterr().err
+    noun = "result set failed" if len(below) == 1 else "result sets failed"
+    assert f"{len(below)} {noun}" in capsys.readouterr().err
 
 
 def test_check_against_baseline(example_site: Path, tmp_path: Path) -> None:
@@ -143,8 +144,15 @@ def test_check_against_baseline(example_site: Path, tmp_path: Path) -> None:
     status, out = run(["check", str(example_site), "--baseline", str(old), "--max-drop", "0.05"])
     assert status == 1
     assert "agent-beta" in out and "dropped by 0.100" in out
-    status, _ = run(["check", str(example_site), "--baseline", str(old), "--max-drop", "0.2"])
+    status, out = run(["check", str(example_site), "--baseline", str(old), "--max-drop", "0.2"])
     assert status == 0
+    assert "fell, within the allowed drop of 0.200" in out
+    # A set that rose says so, instead of reading as a drop within the limit.
+    rel[rel["headline"]]["estimate"] -= 0.2
+    old.write_text(json.dumps(baseline))
+    status, out = run(["check", str(example_site), "--baseline", str(old), "--max-drop", "0.05"])
+    assert status == 0
+    assert "rose, within the allowed drop of 0.050" in out
 
 
 @pytest.mark.parametrize(

@@ -175,6 +175,13 @@ def test_task_page_shows_strip_estimates_and_worked_calculation(example_site: Pa
         "run 1 transcript" in strip
         and strip.count('<span class="sr">') == n + task["excluded_runs"]
     )
+    # A screen reader hears which run each link opens, not a row of "passed" links.
+    spoken = re.findall(r'<span class="sr"> ([^<]+)</span>', strip)
+    assert spoken == [
+        f"run {i + 1} {'passed' if s == '✓' else 'failed' if s == '✗' else 'not evaluated'}, "
+        "transcript"
+        for i, s in enumerate(re.findall(r"[✓✗–]", strip))
+    ]
     assert f"p̂ = c / n = {c} / {n} = {task['pass_rate']['estimate']:.3f}" in page
     unbiased = task["pass_hat_k"]["unbiased"]
     assert f"C({c}, 3) / C({n}, 3)" in page and f"{unbiased:.3f}" in page

@@ -202,6 +202,10 @@ def test_the_duckdb_text_runs_as_the_spark_text_reads() -> None:
             "--columns: 'task' is not FIELD=COLUMN",
         ),
         (
+            ["--dialect", "duckdb", "--table", "t", "--columns", "task=a,task=b"],
+            "--columns: task is given twice ('a' and 'b')",
+        ),
+        (
             ["--dialect", "duckdb", "--table", "t", "--columns", "runs=n"],
             "--columns: runs is what the query writes",
         ),

@@ -81,7 +81,7 @@ def test_decomposition_undefined_parts() -> None:
     single_runs = decompose_variance([1, 0, 3], [1, 1, 4])
     assert single_runs.within is None and single_runs.between is None
     assert single_runs.total is not None
-    assert any("2 task(s) have a single run" in w for w in single_runs.warnings)
+    assert any("2 tasks have a single run" in w for w in single_runs.warnings)
     # Nothing flaky, nothing varies: shares stay defined where they can.
     solid = decompose_variance([4, 4], [4, 4])
     assert (solid.flaky_share, solid.total, solid.within, solid.within_share) == (

@@ -822,7 +822,7 @@ CSV = Reader(
     suffixes=(".csv", ".tsv"),
     sniff=sniff_csv,
     read=read_csv,
-    summary="a table with a header row (.csv, .tsv), one row per run or one per task's counts",
+    summary="a table with a header row, one row per run or one per task's counts",
 )
 PARQUET = Reader(
     name="parquet",

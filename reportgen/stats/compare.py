@@ -33,6 +33,7 @@ from .estimate import (
     IntArray,
     SuiteInterval,
     TaskEstimates,
+    counted,
     estimate_tasks,
     mean_with_t_interval,
 )
@@ -203,14 +204,16 @@ def compare(
     for side, names in (("A", only_in_a), ("B", only_in_b)):
         if names:
             warnings.append(
-                f"{len(names)} task(s) appear only in {side} and are left out of the "
+                f"{counted(len(names), 'task appears', 'tasks appear')} only in {side} and are "
+                "left out of the "
                 f"comparison: {_short_list(names)}"
             )
     short = [shared[i] for i in np.flatnonzero((ea.runs < k) | (eb.runs < k))]
     if short:
         warnings.append(
-            f"the unbiased pass^{k} difference is undefined (null) because {len(short)} shared "
-            f"task(s) have fewer than k = {k} runs on at least one side: {_short_list(short)}"
+            f"the unbiased pass^{k} difference is undefined (null) because "
+            f"{counted(len(short), 'shared task has', 'shared tasks have')} fewer than k = {k} "
+            f"runs on at least one side: {_short_list(short)}"
         )
     if len(shared) < 2:
         warnings.append(

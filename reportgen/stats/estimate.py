@@ -309,6 +309,11 @@ class SuiteEstimates:
 ONE_TASK_WARNING = "one task only: the suite interval needs at least two tasks (null)"
 
 
+def counted(count: int, one: str, many: str) -> str:
+    """counted(1, "task has", "tasks have") -> "1 task has"; 3 -> "3 tasks have"."""
+    return f"{count} {one if count == 1 else many}"
+
+
 def _name_list(names: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
@@ -339,7 +344,8 @@ def estimate_suite(
     if short:
         warnings.append(
             f"unbiased reliability@{tasks.k} is undefined (null) because "
-            f"{len(short)} task(s) have fewer than {tasks.k} runs: {_name_list(short)}"
+            f"{counted(len(short), 'task has', 'tasks have')} fewer than {tasks.k} runs: "
+            f"{_name_list(short)}"
         )
     if len(tasks) < 2:
         warnings.append(ONE_TASK_WARNING)

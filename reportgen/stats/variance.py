@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .estimate import DEFAULT_CONFIDENCE, EstimateError, IntArray, validate
+from .estimate import DEFAULT_CONFIDENCE, EstimateError, IntArray, counted, validate
 
 
 def _counts(successes: npt.ArrayLike, runs: npt.ArrayLike) -> tuple[IntArray, IntArray]:
@@ -94,7 +94,8 @@ def decompose_variance(successes: npt.ArrayLike, runs: npt.ArrayLike) -> Varianc
     else:
         singles = int(np.count_nonzero(n < 2))
         warnings.append(
-            f"{singles} task(s) have a single run, so their sampling variance cannot be "
+            f"{counted(singles, 'task has', 'tasks have')} a single run, so their sampling "
+            "variance cannot be "
             "estimated: the within-task and between-task variances are undefined (null)"
         )
 

@@ -943,7 +943,8 @@ def run_strip(task: TaskCounts) -> Markup:
         cls, symbol, label = _CELLS[code]
         parts.append(
             f'<li class="{cls}"><a href="{escape(url)}" rel="nofollow noopener" '
-            f'title="run {i + 1} transcript">{symbol}<span class="sr"> {label}</span></a></li>'
+            f'title="run {i + 1} transcript">{symbol}'
+            f'<span class="sr"> run {i + 1} {label}, transcript</span></a></li>'
         )
     return Markup("".join(parts))
 
