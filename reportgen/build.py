@@ -21,7 +21,7 @@ from .report import Report, build_report
 from .terminal import terminal_safe
 from .views import Json
 from .website.chart_engine import Converter
-from .website.charts import PendingCharts, SiteCharts
+from .website.charts import PendingCharts, SiteCharts, drawing_key
 from .website.render import (
     ContentTexts,
     ContentWorker,
@@ -209,7 +209,7 @@ def build(
 
     reusable = _reusable_pages(cache, on_disk) if cache is not None else {}
     content = read_content(theme)
-    charts_key = cache_key(inputs_key, history_key, config.k, config.confidence)
+    charts_key = cache_key(inputs_key, history_key, config.k, config.confidence, drawing_key())
     cached_charts = cache.get_charts(charts_key) if cache is not None else None
     if cached_charts is not None:
         # Every chart is in the cache: an engine the caller started is stopped at

@@ -137,8 +137,8 @@ def _task_problems(where: str, tasks: Any) -> Iterator[str]:
 class Verdict:
     failures: list[str]
     passes: list[str]
-    #: Result sets held against the baseline by --max-drop (0 without one).
-    compared: int = 0
+    #: Result sets of the report that the baseline holds too (by suite and model).
+    matched: int = 0
 
 
 def _value(rs: dict[str, Any], estimator: str) -> float | None:
@@ -168,7 +168,6 @@ def check_report(
     failures: list[str] = []
     passes: list[str] = []
     old_sets = {(rs["suite"], rs["model"]): rs for rs in (baseline or {}).get("result_sets", [])}
-    compared = 0
     for rs in report["result_sets"]:
         name = rs["name"]
         chosen = headline_estimator(rs) if estimator == "headline" else estimator
@@ -184,24 +183,25 @@ def check_report(
                 passes.append(f"{name}: {label} {value:.3f} >= {min_reliability:.3f}")
         if baseline is not None and max_drop is not None:
             old = old_sets.get((rs["suite"], rs["model"]))
-            old_value = None if old is None else _value(old, chosen)
-            if old_value is None:
+            if old is None:
                 passes.append(f"{name}: not in the baseline; nothing to compare")
                 continue
-            compared += 1
+            old_value = _value(old, chosen)
+            if old_value is None:
+                passes.append(f"{name}: {label} is undefined in the baseline; nothing to compare")
+                continue
             drop = old_value - value
+            move = f"{name}: {label} {old_value:.3f} -> {value:.3f}"
             if drop > max_drop:
                 failures.append(
-                    f"{name}: {label} dropped by {drop:.3f} ({old_value:.3f} -> {value:.3f}), "
-                    f"more than the allowed {max_drop:.3f}"
+                    f"{move}: dropped by {drop:.3f}, more than the allowed {max_drop:.3f}"
                 )
+            elif round(drop, 3) > 0:
+                passes.append(f"{move}: fell by {drop:.3f}, within the allowed {max_drop:.3f}")
             else:
-                change = "rose" if drop < 0 else "fell" if drop > 0 else "held"
-                passes.append(
-                    f"{name}: {label} {old_value:.3f} -> {value:.3f}: {change}, "
-                    f"within the allowed drop of {max_drop:.3f}"
-                )
-    return Verdict(failures=failures, passes=passes, compared=compared)
+                passes.append(f"{move}: {'rose' if round(drop, 3) < 0 else 'held'}")
+    matched = sum((rs["suite"], rs["model"]) in old_sets for rs in report["result_sets"])
+    return Verdict(failures=failures, passes=passes, matched=matched)
 
 
 def _history_build(path: Path, report: dict[str, Any]) -> dict[str, Any]:

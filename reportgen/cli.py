@@ -256,7 +256,7 @@ def _columns_flag(text: str) -> tuple[tuple[str, str], ...]:
     from .readers.base import did_you_mean, unprintable
     from .readers.table import FIELDS as COLUMN_FIELDS
 
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for item in text.split(","):
         field, sep, column = (part.strip() for part in item.partition("="))
         if not sep or not field or not column:
@@ -418,18 +418,17 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
             screen=not args.all_tasks,
             min_drop=min_task_drop,
         )
-    if baseline is not None and max_drop is not None and verdict.compared == 0:
-        # A gate that compared nothing passes; said out loud, since a renamed model or
-        # suite would otherwise slip through every --max-drop check from then on.
-        print(
-            "reportgen: warning: no result set of the report is in the baseline (they are "
-            "matched by suite and model), so --max-drop compared nothing",
-            file=sys.stderr,
-        )
+    # A gate that found nothing to compare passes; said out loud, since a renamed model
+    # or suite would otherwise slip through every check against the baseline.
+    missed = []
+    if baseline is not None and max_drop is not None and verdict.matched == 0:
+        missed.append("--max-drop compared nothing")
     if gate is not None and not gate.shared_sets:
+        missed.append("no task was tested")
+    if missed:
         print(
             "reportgen: warning: no result set of the report is in the baseline (they are "
-            "matched by suite and model), so no task was tested",
+            f"matched by suite and model), so {' and '.join(missed)}",
             file=sys.stderr,
         )
     result = CheckResult(None if baseline is None else baseline["label"], verdict, gate)

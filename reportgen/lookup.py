@@ -16,7 +16,7 @@ from .readers import Source, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
 from .stats.planner import Plan
-from .terminal import fixed, percent, table
+from .terminal import fixed, percent, signed_bracket, table
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,7 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
         differences.reverse()
     differences[0] = (f"{differences[0][0]} (headline)", differences[0][1])
     for label, d in [*differences, ("pass rate", cmp.pass_rate)]:
-        interval = (
-            "[n/a]" if d.low is None or d.high is None else f"[{fixed(d.low)}, {fixed(d.high)}]"
-        )
+        interval = signed_bracket(d.low, d.high)
         verdict = (
             "no interval"
             if d.low is None or d.high is None

@@ -94,6 +94,26 @@ def bracket(low: float | None, high: float | None) -> str:
     return f"[{fixed(low)}, {fixed(high)}]"
 
 
+def signed_bound(value: float) -> str:
+    """Three decimals, unless a value that is not 0 would print as 0.000: then the
+    digits that show its sign (4.98e-05 -> 0.00005, -3.2e-09 -> -3e-09). For the
+    bounds of a difference whose reading says whether its interval excludes 0."""
+    if value == 0.0:
+        return "0.000"  # -0.0 too
+    if abs(value) >= 0.0005:
+        return fixed(value)
+    if abs(value) < 1e-6:
+        return f"{value:.0e}"
+    return f"{value:.{-math.floor(math.log10(abs(value)))}f}"
+
+
+def signed_bracket(low: float | None, high: float | None) -> str:
+    """bracket() with signed_bound()s: [0.00005, 0.136], never [0.000, 0.136] > 0."""
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "[n/a]"
+    return f"[{signed_bound(low)}, {signed_bound(high)}]"
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
     """Columns padded to their widest cell; numbers right-aligned."""
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]

@@ -19,8 +19,7 @@ def main() -> None:
     os.environ.pop("SOURCE_DATE_EPOCH", None)
     if GOLDEN.exists():
         shutil.rmtree(GOLDEN)
-    # From nothing: the cache beside the output keys charts by their spec, not by the
-    # code that finishes them, so a change there would not show.
+    # From nothing: what the cache beside it holds is not what the golden test checks.
     shutil.rmtree(GOLDEN.parent / ".reportgen-cache", ignore_errors=True)
     build_example(GOLDEN)
     files = sum(1 for p in GOLDEN.rglob("*") if p.is_file())

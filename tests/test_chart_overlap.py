@@ -252,3 +252,22 @@ def test_a_chart_engine_that_cannot_start_is_a_one_line_error(
         "reportgen: error: cannot start the chart engine: Permission denied (/usr/bin/python3)"
     )
     assert not site.exists()
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        ('<svg width="563" height="151">', 'style="max-width: 732px"'),
+        ('<svg style="background: white" width="100" height="9">', 'style="max-width: 130px; '),
+        ('<svg height="151">', None),  # no drawn width: no limit
+    ],
+)
+def test_a_chart_may_grow_only_so_far_past_its_drawn_width(head: str, expected: str | None) -> None:
+    from reportgen.website.chart import _accessible
+
+    svg = _accessible("c", "title", "description", head + "<g/></svg>")
+    opening = svg[: svg.index(">") + 1]
+    assert opening.count(" style=") == (1 if "style" in head or expected else 0)
+    if expected is not None:
+        assert expected in opening
+    assert svg.endswith("<g/></svg>") and '<title id="c-title">title</title>' in svg

@@ -458,12 +458,24 @@ def test_a_baseline_sharing_no_result_set_is_said_out_loud(
     other = write(tmp_path / "other.json", report_doc({"someone-else": BASELINE}))
     status, out = run(["check", str(site), "--baseline", str(other), "--per-task"])
     assert status == 0 and "not in the baseline, not tested: agent" in out
-    assert "no task was tested" in capsys.readouterr().err
+    assert "so no task was tested" in capsys.readouterr().err
+    argv = ["check", str(site), "--baseline", str(other), "--per-task", "--max-drop", "0.1"]
+    assert run(argv)[0] == 0
+    assert "so --max-drop compared nothing and no task was tested" in capsys.readouterr().err
     status, out = run(["check", str(site), "--baseline", str(other), "--max-drop", "0.1"])
     assert status == 0 and "not in the baseline; nothing to compare" in out
     assert "so --max-drop compared nothing" in capsys.readouterr().err
-    # Against a baseline that does hold the set, no such warning.
+    # Against a baseline that does hold the set, no such warning ...
     assert run(["check", str(site), "--baseline", str(site), "--max-drop", "0.1"])[0] == 0
+    assert "compared nothing" not in capsys.readouterr().err
+    # ... even where its value is undefined there: that is said of the set itself.
+    doc = json.loads((site / "report.json").read_text())
+    for rs in doc["result_sets"]:
+        for estimator in ("plugin", "unbiased"):
+            rs["reliability_at_k"][estimator]["estimate"] = None
+    undefined = write(tmp_path / "undefined.json", doc)
+    status, out = run(["check", str(site), "--baseline", str(undefined), "--max-drop", "0.1"])
+    assert status == 0 and "is undefined in the baseline; nothing to compare" in out
     assert "compared nothing" not in capsys.readouterr().err
 
 

@@ -166,6 +166,11 @@ def _readme_console_blocks() -> list[tuple[list[str], list[str]]]:
     return blocks
 
 
+def test_the_readme_shows_the_calculator_at_work() -> None:
+    # Guards the test below, which would pass with no examples found.
+    assert [argv[0] for argv, _ in _readme_console_blocks()] == ["estimate", "estimate"]
+
+
 @pytest.mark.parametrize("argv, shown", _readme_console_blocks())
 def test_readme_examples_print_what_the_readme_shows(argv: list[str], shown: list[str]) -> None:
     status, out = run(argv)

@@ -331,3 +331,24 @@ def test_general_invariants(
             float(np.corrcoef(cmp.a.plugin, cmp.b.plugin)[0, 1]), abs=1e-9
         )
     json.dumps(comparison_json(cmp), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (4.98e-05, "0.00005"),
+        (-4.98e-05, "-0.00005"),
+        (0.0005, "0.001"),  # rounds away from 0.000 at three decimals already
+        (0.00049, "0.0005"),
+        (-3.2e-09, "-3e-09"),
+        (0.0, "0.000"),
+        (-0.0, "0.000"),
+        (-0.157, "-0.157"),
+    ],
+)
+def test_a_difference_bound_never_prints_as_zero_unless_it_is(value: float, shown: str) -> None:
+    from reportgen.terminal import signed_bound
+
+    assert signed_bound(value) == shown
+    if value != 0:
+        assert float(shown) != 0 and (float(shown) > 0) == (value > 0)

@@ -206,16 +206,20 @@ def test_all_tasks_equal_gives_zero_width() -> None:
     # ... and says what that width does not mean, quoting one task's own interval.
     low, high = suite.tasks.plugin_low[0], suite.tasks.plugin_high[0]
     (warning,) = [w for w in suite.warnings if "zero width" in w]
-    assert warning.startswith("all 3 tasks have the same pass^2 (0.562)")
-    assert warning.endswith(f"[{low:.3f}, {high:.3f}]")
+    unbiased = 3 * 2 / (4 * 3)  # C(3, 2) / C(4, 2)
+    assert warning.startswith(
+        f"all 3 tasks have the same pass^2 (plug-in 0.562, unbiased {unbiased:.3f}), "
+        "so both intervals across tasks have zero width"
+    )
+    assert warning.endswith(f"(3/4 runs) is [{low:.3f}, {high:.3f}]")
 
 
 def test_every_task_passing_names_the_zero_width() -> None:
     suite = estimate_suite([10] * 5, [10] * 5, 3)
     assert (suite.unbiased.low, suite.unbiased.high) == (1.0, 1.0)
     (warning,) = [w for w in suite.warnings if "zero width" in w]
-    assert "all 5 tasks have the same pass^3 (1.000)" in warning
-    assert warning.endswith("[0.377, 1.000]")  # Wilson's lower bound at 10/10, cubed
+    assert "all 5 tasks have the same pass^3 (plug-in 1.000, unbiased 1.000)" in warning
+    assert warning.endswith("(10/10 runs) is [0.377, 1.000]")  # Wilson's low bound, cubed
 
 
 def test_interval_clamped_to_unit_range() -> None:

@@ -204,9 +204,8 @@ def compare(
     for side, names in (("A", only_in_a), ("B", only_in_b)):
         if names:
             warnings.append(
-                f"{counted(len(names), 'task appears', 'tasks appear')} only in {side} and are "
-                "left out of the "
-                f"comparison: {_short_list(names)}"
+                f"{counted(len(names), 'task appears', 'tasks appear')} only in {side}, left out "
+                f"of the comparison: {_short_list(names)}"
             )
     short = [shared[i] for i in np.flatnonzero((ea.runs < k) | (eb.runs < k))]
     if short:

@@ -363,15 +363,21 @@ def estimate_suite(
         if s.sd is not None and float(np.ptp(values)) < 1e-12
     ]
     if flat:
-        which = f"pass^{tasks.k}" if len(flat) == 2 else f"{flat[0][0]} pass^{tasks.k}"
-        value = flat[0][1].estimate
+        k = tasks.k
+        if len(flat) == 2:
+            same = f"pass^{k} (plug-in {plugin.estimate:.3f}, unbiased {unbiased.estimate:.3f})"
+            zero = "both intervals across tasks have zero width"
+        else:
+            ((name, s),) = flat
+            same = f"{name} pass^{k} ({s.estimate:.3f})"
+            zero = "its interval across tasks has zero width"
         widest = int(np.argmax(tasks.plugin_high - tasks.plugin_low))
+        c, n = int(tasks.successes[widest]), int(tasks.runs[widest])
         warnings.append(
-            f"{'both' if len(tasks) == 2 else f'all {len(tasks)}'} tasks have the same {which} "
-            f"({value:.3f}), so its interval across tasks has zero width: it measures how much "
-            "tasks differ and leaves out the noise of each task's own runs; one task's own "
-            f"plug-in interval here is [{tasks.plugin_low[widest]:.3f}, "
-            f"{tasks.plugin_high[widest]:.3f}]"
+            f"{'both' if len(tasks) == 2 else f'all {len(tasks)}'} tasks have the same {same}, "
+            f"so {zero}: that says the tasks' estimates coincide, not that reliability@{k} is "
+            f"known exactly; one task's own plug-in interval ({c}/{n} runs) is "
+            f"[{tasks.plugin_low[widest]:.3f}, {tasks.plugin_high[widest]:.3f}]"
         )
     return SuiteEstimates(
         tasks=tasks,

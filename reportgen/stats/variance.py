@@ -94,9 +94,9 @@ def decompose_variance(successes: npt.ArrayLike, runs: npt.ArrayLike) -> Varianc
     else:
         singles = int(np.count_nonzero(n < 2))
         warnings.append(
-            f"{counted(singles, 'task has', 'tasks have')} a single run, so their sampling "
-            "variance cannot be "
-            "estimated: the within-task and between-task variances are undefined (null)"
+            f"{counted(singles, 'task has', 'tasks have')} a single run, which leaves no "
+            "sampling variance to estimate: the within-task and between-task variances are "
+            "undefined (null)"
         )
 
     between = None if total is None or within is None else max(total - within, 0.0)

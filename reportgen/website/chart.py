@@ -127,9 +127,14 @@ def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
     if drawn is not None:
         # The page's style lets a chart fill its card; past this its labels outgrow the
         # page's headings (a 563 px chart in a 1,100 px card doubled its text).
-        limit = f' style="max-width: {float(drawn[1]) * MAX_CHART_SCALE:.0f}px"'
-        svg = svg[: head_end - 1] + limit + svg[head_end - 1 :]
-        head_end += len(limit)
+        limit = f"max-width: {float(drawn[1]) * MAX_CHART_SCALE:.0f}px"
+        style = svg.find(' style="', 0, head_end)
+        if style < 0:
+            svg = f'{svg[: head_end - 1]} style="{limit}"{svg[head_end - 1 :]}'
+        else:  # a second style attribute would be ignored
+            at = style + len(' style="')
+            svg = f"{svg[:at]}{limit}; {svg[at:]}"
+        head_end = svg.index(">") + 1
     accessible = (
         f'<title id="{title_id}">{html.escape(title)}</title>'
         f'<desc id="{desc_id}">{html.escape(description)}</desc>'

@@ -72,7 +72,7 @@ from ..stats.task_tests import (
     smallest_p_lower,
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
-from ..terminal import bracket, fixed, p_value, percent, percent1
+from ..terminal import bracket, fixed, p_value, percent, percent1, signed_bracket
 
 
 def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
@@ -233,9 +233,11 @@ def _pct1(value: float | None) -> _Formatted:
     return _Formatted(percent1(value))
 
 
-def _interval(pair: Sequence[float | None]) -> _Formatted:
+def _interval(pair: Sequence[float | None], around_zero: bool = False) -> _Formatted:
+    """`(low, high)|interval`; `|interval(around_zero=true)` for a difference whose text
+    says whether it excludes 0 (see terminal.signed_bound)."""
     low, high = pair
-    return _Formatted(bracket(low, high))
+    return _Formatted(signed_bracket(low, high) if around_zero else bracket(low, high))
 
 
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]()#+\-.!|<>&]")

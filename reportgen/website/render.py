@@ -42,7 +42,7 @@ from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
 from ..report import ComparisonReport, Report, SetReport, task_csv_rows
 from ..stats.coverage import COVERAGE_NAMES
-from ..terminal import fixed, isolate_bidi, p_value, percent, percent1
+from ..terminal import fixed, isolate_bidi, p_value, percent, percent1, signed_bracket
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
@@ -117,20 +117,11 @@ def _interval(low: float | None, high: float | None, around_zero: bool = False) 
     """[low, high] to three decimals. `around_zero`, for a difference whose page says
     whether its interval excludes 0: a bound that is not 0 but rounds to it gets the
     digits that show its sign, so "[0.000, 0.136]" cannot sit beside "excludes 0"."""
+    if around_zero:
+        return signed_bracket(low, high)
     if low is None or high is None or math.isnan(low) or math.isnan(high):
         return "[n/a]"
-    if around_zero:
-        return f"[{_signed_bound(low)}, {_signed_bound(high)}]"
     return f"[{fixed(low)}, {fixed(high)}]"
-
-
-def _signed_bound(value: float) -> str:
-    if value == 0.0 or abs(value) >= 0.0005:
-        return fixed(value)
-    if abs(value) < 1e-6:
-        return f"{value:.0e}"  # 3e-09
-    # 4.98e-05 -> 0.00005: decimals up to the first significant digit.
-    return f"{value:.{-math.floor(math.log10(abs(value)))}f}"
 
 
 def _safe_url(url: str | None) -> str | None:
