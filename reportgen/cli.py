@@ -669,7 +669,8 @@ def _build_command(commands: Commands) -> None:
     )
     parser.add_argument(
         "--label",
-        help="this build's name in the history (default: the git commit); needs --history",
+        help="this build's name in the history (default: the git commit, else the time "
+        "SOURCE_DATE_EPOCH pins, else 'build N'); needs --history",
     )
     parser.add_argument(
         "--no-cache",
@@ -811,17 +812,37 @@ def _plan_command(commands: Commands) -> None:
     parser.add_argument(
         "--target-halfwidth", required=True, metavar="H", help="wanted half-width, e.g. 0.05"
     )
-    parser.add_argument("--pass-rate", metavar="P", help="assumed pass rate (default 0.5)")
     parser.add_argument(
-        "--task-sd", metavar="S", help="sd of pass^k across tasks (default: observed, or 0.5)"
+        "--pass-rate",
+        metavar="P",
+        help="assumed pass rate, between 0 and 1 (default 0.5, which needs the most runs)",
     )
-    parser.add_argument("--correlation", metavar="R", help="between two models (default 0)")
-    parser.add_argument("--tasks", metavar="T", help="tasks for the detectable difference")
+    parser.add_argument(
+        "--task-sd",
+        metavar="S",
+        help="sd of pass^k across tasks, between 0 and 1 (default: the report's, else 0.5)",
+    )
+    parser.add_argument(
+        "--correlation",
+        metavar="R",
+        help="correlation of two models' per-task values, between -1 and 1 (default 0)",
+    )
+    parser.add_argument(
+        "--tasks",
+        metavar="T",
+        help="shared tasks of two models, for the smallest difference they can detect "
+        "(default: the report's, else the tasks needed)",
+    )
     parser.add_argument("--report", metavar="SITE[#ID]", help="take S and T from a report")
     parser.add_argument(
-        "--confidence", default=str(DEFAULT_CONFIDENCE), metavar="LEVEL", help="default 0.95"
+        "--confidence",
+        default=str(DEFAULT_CONFIDENCE),
+        metavar="LEVEL",
+        help="confidence level, between 0 and 1 (default 0.95)",
     )
-    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.add_argument(
+        "--format", choices=["text", "json"], default="text", help="output format (default text)"
+    )
     parser.set_defaults(handler=_run_plan)
 
 
