@@ -167,6 +167,25 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             return self._send(with_live_reload(html, self.preview.build_number), "text/html")
         return super().send_head()
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # A missing page looks as it will once published: the site's own 404 page.
+        page = Path(self.directory) / "404.html"
+        try:
+            body = page.read_bytes() if code == 404 and page.is_file() else None
+        except OSError:
+            body = None
+        if body is None:
+            super().send_error(code, message, explain)
+            return
+        body = with_live_reload(body, self.preview.build_number)
+        self.send_response(404, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def _send_live(self, name: str) -> Any:
         if name == "live.js":
             return self._send(LIVE_SCRIPT.encode(), "text/javascript")

@@ -6,6 +6,7 @@ import io
 import json
 import shutil
 import time
+import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,7 +16,7 @@ import yaml
 
 from reportgen.cli import main
 from reportgen.config import load_config
-from reportgen.serve import PreviewServer
+from reportgen.serve import LIVE_PREFIX, PreviewServer
 from reportgen.website.badges import badge_colour
 
 from .conftest import ROOT, build_example
@@ -201,6 +202,13 @@ def test_serve_builds_serves_and_rebuilds_on_change(tmp_path: Path) -> None:
         assert preview.url.startswith("http://127.0.0.1:")
         assert "Support-desk agents" in _get(preview.url + "index.html")
         assert preview.check_once() is False  # nothing changed
+        # A missing page gets the site's own 404 page, live too, with the 404 status.
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            _get(preview.url + "sets/no-such-page.html")
+        assert missing.value.code == 404
+        body = missing.value.read().decode("utf-8")
+        assert "Page not found" in body and "Support-desk agents" in body
+        assert f'src="{LIVE_PREFIX}live.js"' in body
         time.sleep(0.01)
         config_path.write_text(
             config_path.read_text().replace("Support-desk agents", "Helpdesk bots")
