@@ -100,7 +100,7 @@ def signed_bound(value: float) -> str:
     bounds of a difference whose reading says whether its interval excludes 0."""
     if value == 0.0:
         return "0.000"  # -0.0 too
-    if abs(value) >= 0.0005:
+    if math.isnan(value) or abs(value) >= 0.0005:
         return fixed(value)
     if abs(value) < 1e-6:
         return f"{value:.0e}"

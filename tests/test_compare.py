@@ -344,11 +344,12 @@ def test_general_invariants(
         (0.0, "0.000"),
         (-0.0, "0.000"),
         (-0.157, "-0.157"),
+        (float("nan"), "n/a"),
     ],
 )
 def test_a_difference_bound_never_prints_as_zero_unless_it_is(value: float, shown: str) -> None:
     from reportgen.terminal import signed_bound
 
     assert signed_bound(value) == shown
-    if value != 0:
+    if value != 0 and shown != "n/a":
         assert float(shown) != 0 and (float(shown) > 0) == (value > 0)
