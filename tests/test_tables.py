@@ -904,3 +904,42 @@ def test_randomly_damaged_tables_exit_0_or_2_without_a_traceback(tmp_path: Path,
 def test_a_column_mapping_for_a_file_that_is_not_a_table_is_refused() -> None:
     message = user_error(TABLES / "airline-runs.jsonl", "--columns", "task=id")
     assert "a column mapping (columns: or --columns) applies to tables (csv, parquet)" in message
+
+
+def test_duckdb_works_in_bounded_memory_and_spills_into_a_folder_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from reportgen.errors import Problems
+    from reportgen.readers import table
+    from reportgen.readers.base import Tally
+
+    spills = tmp_path / "tmp"
+    spills.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spills))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    with table._connect() as con:
+        limit, folder = con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
+        ).fetchone()
+        assert Path(folder).parent == spills and Path(folder).is_dir()
+    assert limit == "286.1 MiB"  # DuckDB's spelling of table.DUCKDB_MEMORY, 300 MB
+    # A limit small enough that the file's runs do not fit: DuckDB spills or gives up,
+    # and either way the counts are the Python reader's, and nothing is left behind.
+    monkeypatch.setattr(table, "DUCKDB_MEMORY", "2MB")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(
+        "".join(
+            json.dumps({"task": f"task-{i % 500}", "run": i // 500, "passed": i % 3 > 0}) + "\n"
+            for i in range(60_000)
+        )
+    )
+    tally = Tally(Source(runs), Problems())
+    if table.read_jsonl_through_duckdb(Source(runs), tally, 1 << 20):
+        (rs,) = tally.result_sets("jsonl", None, None)
+        counts = {t.id: (t.successes, t.runs) for t in rs.tasks}
+        assert counts == {f"task-{j}": (80, 120) for j in range(500)}
+    assert list(work.iterdir()) == [] and list(spills.iterdir()) == []
