@@ -100,6 +100,10 @@ def _suite_item(position: int, text: str) -> tuple[int, int]:
 
 def _add_estimate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-k", default="3", metavar="K", help="runs that must all pass (default 3)")
+    _add_level_and_format(parser)
+
+
+def _add_level_and_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--confidence",
         default=str(DEFAULT_CONFIDENCE),
@@ -834,15 +838,7 @@ def _plan_command(commands: Commands) -> None:
         "(default: the report's, else the tasks needed)",
     )
     parser.add_argument("--report", metavar="SITE[#ID]", help="take S and T from a report")
-    parser.add_argument(
-        "--confidence",
-        default=str(DEFAULT_CONFIDENCE),
-        metavar="LEVEL",
-        help="confidence level, between 0 and 1 (default 0.95)",
-    )
-    parser.add_argument(
-        "--format", choices=["text", "json"], default="text", help="output format (default text)"
-    )
+    _add_level_and_format(parser)
     parser.set_defaults(handler=_run_plan)
 
 
