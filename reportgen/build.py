@@ -72,6 +72,8 @@ class BuildResult:
     seconds: float
     #: What came from the cache, in words; empty for a full build.
     reused: str = ""
+    #: Files of the site this build replaced (0 when there was none).
+    previous_files: int = 0
 
 
 def build_date() -> str | None:
@@ -428,4 +430,5 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         bytes=size,
         seconds=time.perf_counter() - job.start,
         reused=f"reused {' and '.join(reused)} from the cache" if reused else "",
+        previous_files=len(job.previous.files) if job.previous is not None else 0,
     )

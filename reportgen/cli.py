@@ -337,13 +337,23 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
     # build, as the site stack (Jinja, Altair) costs more to import than
     # `estimate` or `check` takes to run.
     converter = started()
+    retired: list[Path] = []  # the previous site, once the new one has replaced it
     try:
         from .build import build
 
         config = _config_for(args)
-        result = build(config, force=args.force, use_cache=not args.no_cache, converter=converter)
-    finally:
+        result = build(
+            config,
+            force=args.force,
+            use_cache=not args.no_cache,
+            converter=converter,
+            retired=retired,
+        )
+    except BaseException:
         converter.close()
+        _remove_now(retired)
+        raise
+    converter.close()
     summary = (
         f"built {result.pages} pages for {result.result_sets} result set"
         f"{'s' if result.result_sets != 1 else ''} ({result.files} files, "
@@ -351,7 +361,21 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
         + (f"; {result.reused}" if result.reused else "")
     )
     print(terminal_safe(summary), file=sys.stderr)
+    from .website.write import BACKGROUND_REMOVAL_FILES, abandoned_sites, remove_in_background
+
+    # A large previous site goes in a process of its own: the new one is complete.
+    if result.previous_files < BACKGROUND_REMOVAL_FILES:
+        _remove_now(retired)
+        retired = []
+    remove_in_background(retired + abandoned_sites(result.output))
     return EXIT_OK
+
+
+def _remove_now(folders: list[Path]) -> None:
+    from .website.write import remove_tree
+
+    for folder in folders:
+        remove_tree(folder)
 
 
 def _run_serve(args: argparse.Namespace, out: TextIO) -> int:

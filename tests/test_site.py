@@ -8,6 +8,8 @@ import io
 import json
 import os
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from reportgen.cli import main
 from reportgen.config import Config
 from reportgen.readers import Source
 from reportgen.website import render as render_module
+from reportgen.website import write as write_module
 from reportgen.website.render import package_folder
 from reportgen.website.write import MARKER
 
@@ -475,6 +478,103 @@ def test_interrupted_build_leaves_previous_site(
     assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 130
     assert tree(site) == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []
+
+
+def _beside(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".site."))
+
+
+def _is_remover(argv: list[str]) -> bool:
+    return argv[1:3] == ["-c", write_module._REMOVER]
+
+
+def _spy_on_removers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str, object]]]:
+    """The removing processes started: (argv, options), each waited for to end."""
+    started: list[tuple[list[str], dict[str, object]]] = []
+    real = subprocess.Popen
+
+    def spy(argv: list[str], **options: object) -> subprocess.Popen[bytes]:
+        process = real(argv, **options)  # type: ignore[call-overload]
+        if _is_remover(argv):  # not the chart engine
+            started.append((argv, options))
+            assert process.wait(timeout=120) == 0
+        return process
+
+    monkeypatch.setattr(write_module.subprocess, "Popen", spy)
+    return started
+
+
+def test_a_large_previous_site_is_removed_by_a_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, _ = _previous_site(tmp_path)
+    started = _spy_on_removers(monkeypatch)
+    monkeypatch.setattr(write_module, "BACKGROUND_REMOVAL_FILES", 1)
+    config = str(ROOT / "example/reportgen.yaml")
+    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
+    ((argv, options),) = started
+    # The previous site, moved aside, in a session of its own (a Ctrl-C meant for
+    # the terminal's next command does not reach it).
+    assert [Path(a).name.startswith(".site.old-") for a in argv[3:]] == [True]
+    assert options["start_new_session"] is True
+    assert _beside(tmp_path) == []
+    assert tree(site) == tree(build_example(tmp_path / "fresh"))
+
+
+def test_a_small_previous_site_is_removed_before_the_command_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, _ = _previous_site(tmp_path)
+    started = _spy_on_removers(monkeypatch)
+    config = str(ROOT / "example/reportgen.yaml")
+    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
+    assert started == []
+    assert _beside(tmp_path) == []
+
+
+def test_a_remover_that_cannot_start_leaves_the_removal_to_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, _ = _previous_site(tmp_path)
+
+    real = subprocess.Popen
+
+    def no_process(argv: list[str], **options: object) -> subprocess.Popen[bytes]:
+        if _is_remover(argv):
+            raise OSError("no more processes")
+        return real(argv, **options)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(write_module.subprocess, "Popen", no_process)
+    monkeypatch.setattr(write_module, "BACKGROUND_REMOVAL_FILES", 1)
+    config = str(ROOT / "example/reportgen.yaml")
+    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
+    assert _beside(tmp_path) == []
+
+
+def test_a_previous_site_whose_remover_stopped_is_removed_by_a_later_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, _ = _previous_site(tmp_path)
+    left = tmp_path / ".site.old-k2j4h5g6"
+    shutil.copytree(site, left)
+    # Look-alikes that are not folders reportgen moved aside stay.
+    (tmp_path / ".site.old-file").write_text("not a folder")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("kept")
+    (tmp_path / ".site.old-link").symlink_to(elsewhere)
+    (tmp_path / ".other.old-x").mkdir()  # another output's
+    # Just left: its remover may still be at work.
+    assert write_module.abandoned_sites(site) == []
+    monkeypatch.setattr(write_module, "ABANDONED_SECONDS", -1)
+    assert write_module.abandoned_sites(site) == [left]
+    started = _spy_on_removers(monkeypatch)
+    config = str(ROOT / "example/reportgen.yaml")
+    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
+    assert len(started) == 1
+    assert _beside(tmp_path) == [".site.old-file", ".site.old-link"]
+    assert (elsewhere / "keep.txt").read_text() == "kept"
+    assert (tmp_path / ".other.old-x").is_dir()
 
 
 def test_refuses_to_replace_a_folder_it_did_not_write(

@@ -24,8 +24,11 @@ import os
 import shutil
 import signal
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -596,6 +599,74 @@ def remove_tree(path: Path) -> None:
         finally:
             os.close(top)
     shutil.rmtree(path, ignore_errors=True)  # the emptied folders, and anything left
+
+
+#: A previous site of at least this many files is removed by a process of its own
+#: (remove_in_background), so that `build` returns once the new site is in place.
+BACKGROUND_REMOVAL_FILES = 2_000
+#: A previous site moved aside and untouched for this long lost its remover (a
+#: terminal closed, a CI job ended): a later build removes it (abandoned_sites).
+ABANDONED_SECONDS = 600
+#: The removing process: low priority, as the user's next command matters more.
+_REMOVER = """
+import os, sys
+os.nice(10)
+from reportgen.website.write import remove_tree
+for path in sys.argv[1:]:
+    remove_tree(path)
+"""
+#: The removers started, held so that neither waits for nor warns about them.
+_removers: list[subprocess.Popen[bytes]] = []
+
+
+def remove_in_background(paths: list[Path]) -> None:
+    """Remove folders (with remove_tree) in a process that outlives this one.
+
+    Removing the 20,000 files of a large site took 1.6-2.3 s on the machine of
+    bench/FEEDBACK.md, all after the new site was in place. The process runs in a
+    session of its own, so a Ctrl-C meant for the next command does not stop it;
+    should it stop anyway, abandoned_sites finds what it left. Where it cannot
+    start, the folders are removed here.
+    """
+    if not paths:
+        return
+    package_parent = Path(__file__).resolve().parents[2]  # where `import reportgen` works
+    try:
+        _removers.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _REMOVER, *(str(p.absolute()) for p in paths)],
+                cwd=package_parent,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
+    except OSError:
+        for path in paths:
+            remove_tree(path)
+
+
+def abandoned_sites(output: Path) -> list[Path]:
+    """Previous sites of `output` that were moved aside for removal and left there.
+
+    They are the folders beside it named as _swap names them, unchanged for
+    ABANDONED_SECONDS: the change time, as the move aside sets it and every removal
+    inside the folder's top level sets it again.
+    """
+    prefix = f".{output.name}.old-"
+    now = time.time()
+    found = []
+    try:
+        with os.scandir(output.parent) as entries:
+            for entry in entries:
+                if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+                    continue
+                if now - entry.stat(follow_symlinks=False).st_ctime > ABANDONED_SECONDS:
+                    found.append(Path(entry.path))
+    except OSError:
+        return []
+    return sorted(found)
 
 
 def _empty_folder(folder: int, pool: ThreadPoolExecutor, depth: int) -> None:
