@@ -224,11 +224,14 @@ def _config_for(args: argparse.Namespace) -> Config:
             )
             for path in args.files
         ]
-    elif columns or threshold is not None:
+    else:
         # Given with a config: they apply to every result set that does not set its own.
         config.result_sets = [
             dataclasses.replace(
                 s,
+                format=s.format or args.input_format,
+                scorer=s.scorer if s.scorer is not None else args.scorer,
+                errors=s.errors or args.errors,
                 columns=s.columns or columns,
                 threshold=s.threshold if s.threshold is not None else threshold,
             )

@@ -195,6 +195,25 @@ def test_summary_inspect_with_scorer_flag(name: str, capsys: pytest.CaptureFixtu
     assert tasks == {"a": (3, 3), "b": (0, 3), "3": (2, 3), "d": (0, 3)}
 
 
+def test_per_set_flags_apply_to_a_config_s_sets_that_do_not_set_their_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = FIXTURES / "inspect" / "mini.json"
+    config = write(tmp_path / "plain.yaml", f"result_sets:\n  - path: {log}\n")
+    # Without the flag the set has several scorers to choose from.
+    status, _, err = run(["summary", "--config", str(config)], capsys)
+    assert status == 2 and "several scorers" in err
+    argv = ["summary", "--config", str(config), "--scorer", "numeric", "--format", "json"]
+    status, text, _ = run(argv, capsys)
+    assert status == 0
+    (flagged,) = json.loads(text)["result_sets"]
+    assert {t["id"]: t["successes"] for t in flagged["tasks"]} == {"a": 3, "b": 0, "3": 2, "d": 0}
+    # A set's own scorer wins over the flag.
+    own = write(tmp_path / "own.yaml", f"result_sets:\n  - path: {log}\n    scorer: acc\n")
+    status, _, err = run(["summary", "--config", str(own), "--scorer", "numeric"], capsys)
+    assert status == 2 and "scorer 'acc' is not in this log" in err
+
+
 def test_summary_input_format_flag_skips_detection(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -373,6 +392,11 @@ BAD_INPUTS: dict[str, Case] = {
     "unknown inspect scorer": lambda d: (
         [str(FIXTURES / "inspect" / "mini.json"), "--scorer", "acc"],
         r"mini\.json: scorer 'acc' is not in this log; it has match, numeric, boolean",
+    ),
+    "scorer for a format without scorers": lambda d: (
+        [str(write(d / "r.jsonl", GOOD_LINE)), "--scorer", "accuracy"],
+        r"r\.jsonl: scorer: \(or --scorer\) picks one of several scores, which "
+        r"inspect, harbor files hold; jsonl files hold one result per run",
     ),
     "bad -k": lambda d: (
         [str(write(d / "r.jsonl", GOOD_LINE)), "-k", "0"],

@@ -137,6 +137,13 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
             f"({', '.join(_TABLES)}), not to {name} files"
         )
         return None, []
+    if source.scorer is not None and not _BY_NAME[name].scorers:
+        problems.add(
+            f"{path}: scorer: (or --scorer) picks one of several scores, which "
+            f"{', '.join(r.name for r in READERS if r.scorers)} files hold; "
+            f"{name} files hold one result per run"
+        )
+        return None, []
     tally = Tally(source, problems)
     before = len(problems.items)
     read = _BY_NAME[name].read

@@ -532,6 +532,8 @@ class Reader:
     #: of the same runs (a run-level file beside per-trial files, a job summary)
     #: drop those here; by default every file is read.
     folder_files: Callable[[list[Path]], list[Path]] | None = None
+    #: Whether a run may carry several scores, one of them picked with scorer:.
+    scorers: bool = False
 
 
 def never(head: bytes) -> bool:

@@ -164,4 +164,5 @@ READER = Reader(
     summary="Harbor (Terminal-Bench 2) job folders of <trial>/result.json; passed = reward "
     "reaches threshold:; trials that raised and were never graded are excluded",
     folder_files=folder_files,
+    scorers=True,
 )

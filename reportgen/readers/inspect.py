@@ -299,4 +299,5 @@ READER = Reader(
     sniff=sniff,
     read=read_inspect,
     summary="Inspect AI logs, .eval (zstd or deflate) or .json; scorer: picks one of several",
+    scorers=True,
 )
