@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from . import elementary
 from .estimate import (
     DEFAULT_CONFIDENCE,
     EstimateError,
@@ -89,12 +90,7 @@ def _plugin_values(c: IntArray, n: IntArray, k: int) -> FloatArray:
     The same care as estimate._power (which is private there): (n - c)/n is
     computed from integers, so (1 - 1e-6)^1e6 keeps full precision.
     """
-    p = c / n
-    q = (n - c) / n
-    with np.errstate(divide="ignore"):
-        log_p = np.where(p >= 0.5, np.log1p(-q), np.log(np.maximum(p, 0.0)))
-    values: FloatArray = np.exp(k * log_p)
-    return values
+    return elementary.power(c / n, (n - c) / n, k)
 
 
 @dataclass(frozen=True)
@@ -230,8 +226,7 @@ def _binomial_pmf(x: IntArray, n: int, p: FloatArray) -> FloatArray:
         + special.xlogy(x, p)
         + special.xlog1py(n - x, -p)
     )
-    pmf: FloatArray = np.exp(log_pmf)
-    return pmf
+    return elementary.exp(log_pmf)
 
 
 def two_stage_bootstrap(

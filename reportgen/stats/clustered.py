@@ -83,7 +83,8 @@ def _clustered(
         return ClusteredInterval(mean, None, None, None, None, 0, groups, count)
     # Sum of residuals inside each cluster: the "meat" of the sandwich for a mean.
     scores = np.bincount(codes, weights=values - mean, minlength=groups)
-    variance = groups / (groups - 1.0) * float(np.dot(scores, scores)) / (count * count)
+    # np.sum, not np.dot: BLAS picks its summation order by the CPU (see elementary.py).
+    variance = groups / (groups - 1.0) * float(np.sum(scores * scores)) / (count * count)
     se = float(np.sqrt(variance))
     t = t_quantile(confidence, groups - 1)
     low = float(min(max(mean - t * se, clamp[0]), clamp[1]))

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from . import elementary
 from .bootstrap import DEFAULT_SEED, SHOWN_INTERVAL
 from .estimate import (
     DEFAULT_CONFIDENCE,
@@ -132,11 +133,7 @@ def _shape(runs: IntArray, codes: IntArray, groups: int) -> _Shape:
 
 def _values(c: IntArray, n: IntArray, k: int) -> tuple[FloatArray, FloatArray]:
     """Plug-in (c/n)^k and unbiased C(c, k)/C(n, k) for arrays of outcomes."""
-    p = c / n
-    q = (n - c) / n
-    with np.errstate(divide="ignore"):
-        log_p = np.where(p >= 0.5, np.log1p(-q), np.log(np.maximum(p, 0.0)))
-    return np.exp(k * log_p), unbiased_pass_hat_k(c, n, k)
+    return elementary.power(c / n, (n - c) / n, k), unbiased_pass_hat_k(c, n, k)
 
 
 @dataclass
@@ -267,8 +264,7 @@ def _redraw_matrix(n: int) -> FloatArray:
         + special.xlogy(outcomes[None, :], rates[:, None])
         + special.xlog1py(n - outcomes[None, :], -rates[:, None])
     )
-    redraw: FloatArray = np.exp(log_pmf)  # rows 0 and n are point masses
-    return redraw
+    return elementary.exp(log_pmf)  # rows 0 and n are point masses
 
 
 #: One chunk of simulated suites' bootstrap: replicate statistics (suites x

@@ -26,6 +26,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from . import elementary
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -135,10 +137,7 @@ def _power(x: FloatArray, one_minus_x: FloatArray, k: int) -> FloatArray:
     relative precision; below 1/2 plain log(x) is already accurate enough,
     since x**k is then at most 2**-k.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_x = np.where(x >= 0.5, np.log1p(-one_minus_x), np.log(x))
-    power: FloatArray = np.exp(k * log_x)
-    return power
+    return elementary.power(x, one_minus_x, k)
 
 
 def _falling_ratio(top: IntArray, bottom: IntArray, factors: IntArray) -> FloatArray:
@@ -422,7 +421,7 @@ def curve_over_k(
     if c.size == 0:
         return []
     last = int(min(int(n.min()), max_k))
-    p, q = c / n, (n - c) / n
+    plugin_power = elementary.Powers(c / n, (n - c) / n)
     c_f, n_f, fail_f = c.astype(np.float64), n.astype(np.float64), (n - c).astype(np.float64)
     all_pass = np.ones(c.shape)
     all_fail = np.ones(c.shape)
@@ -434,7 +433,7 @@ def curve_over_k(
         points.append(
             CurvePoint(
                 k=k,
-                plugin=mean_with_t_interval(_power(p, q, k), confidence),
+                plugin=mean_with_t_interval(plugin_power(k), confidence),
                 unbiased=mean_with_t_interval(all_pass, confidence),
                 pass_at_k=mean_with_t_interval(1.0 - all_fail, confidence),
             )

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from . import elementary
 from .estimate import FloatArray, IntArray
 
 #: The smallest Beta concentration a + b fitted; below it the Beta is so
@@ -64,7 +65,7 @@ class Population:
         a, nu = self.mean * self.concentration, self.concentration
         # prod_{j<k} (a + j)/(nu + j) = Gamma(a + k) Gamma(nu) / (Gamma(a) Gamma(nu + k))
         log = special.gammaln(a + k) - special.gammaln(a) - special.gammaln(nu + k)
-        return float(np.exp(log + special.gammaln(nu)))
+        return elementary.exp(log + special.gammaln(nu)).item()
 
 
 def fit_population(successes: npt.ArrayLike, runs: npt.ArrayLike) -> Population:
@@ -104,7 +105,7 @@ def outcome_probabilities(population: Population, n: int) -> FloatArray:
         a, b = population.alpha, population.beta
         assert a is not None and b is not None
         log = log_choose + special.betaln(c + a, n - c + b) - special.betaln(a, b)
-    probabilities: FloatArray = np.exp(log)
+    probabilities = elementary.exp(log)
     return probabilities / float(probabilities.sum())
 
 
