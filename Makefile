@@ -7,10 +7,10 @@ NODE_STAMP := node_modules/.installed
 
 .PHONY: site test test-spark lint bench golden serve clean fuzz
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 ## site: build the example report into site/
@@ -37,7 +37,7 @@ test: $(STAMP) $(NODE_STAMP)
 
 ## test-spark: the Spark tests (installs the spark extra; needs Java 17: apt-get install openjdk-17-jre-headless)
 test-spark: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
 	$(BIN)/python -m pytest -m spark
 
 ## lint: ruff and mypy
@@ -50,7 +50,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/feedback.py
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
 	$(BIN)/python bench/scale.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
