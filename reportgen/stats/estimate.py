@@ -313,6 +313,10 @@ def counted(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+#: Up to this many tasks with fewer than k runs get a warning each.
+_SHORT_TASKS_ONE_BY_ONE = 3
+
+
 def _name_list(names: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
@@ -334,17 +338,25 @@ def estimate_suite(
         raise EstimateError("a suite needs at least one task")
     names = list(labels) if labels is not None else [f"task {i + 1}" for i in range(len(tasks))]
     warnings: list[str] = []
-    short = [names[i] for i in np.flatnonzero(tasks.runs < tasks.k)]
-    for i in np.flatnonzero(tasks.runs < tasks.k):
-        warnings.append(
-            f"{names[i]} has {int(tasks.runs[i])} runs, fewer than k = {tasks.k}: "
-            f"its unbiased pass^{tasks.k} and pass@{tasks.k} are undefined (null)"
+    short = np.flatnonzero(tasks.runs < tasks.k)
+    k = tasks.k
+    if len(short) <= _SHORT_TASKS_ONE_BY_ONE:
+        for i in short:
+            warnings.append(
+                f"{names[i]} has {int(tasks.runs[i])} runs, fewer than k = {k}: "
+                f"its unbiased pass^{k} and pass@{k} are undefined (null)"
+            )
+    if len(short):
+        # With k above every task's runs, one line per task buried the point.
+        each = (
+            ""
+            if len(short) <= _SHORT_TASKS_ONE_BY_ONE
+            else f" (so are each one's unbiased pass^{k} and pass@{k})"
         )
-    if short:
         warnings.append(
-            f"unbiased reliability@{tasks.k} is undefined (null) because "
-            f"{counted(len(short), 'task has', 'tasks have')} fewer than {tasks.k} runs: "
-            f"{_name_list(short)}"
+            f"unbiased reliability@{k} is undefined (null) because "
+            f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs: "
+            f"{_name_list([names[i] for i in short])}{each}"
         )
     if len(tasks) < 2:
         warnings.append(ONE_TASK_WARNING)
