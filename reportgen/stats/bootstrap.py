@@ -87,8 +87,8 @@ class TwoStageBootstrap:
 def _plugin_values(c: IntArray, n: IntArray, k: int) -> FloatArray:
     """(c/n)^k, with the log of values near 1 taken from log1p of the complement.
 
-    The same care as estimate._power (which is private there): (n - c)/n is
-    computed from integers, so (1 - 1e-6)^1e6 keeps full precision.
+    As estimate._power does: (n - c)/n is computed from integers, so
+    (1 - 1e-6)^1e6 keeps full precision (see elementary.power).
     """
     return elementary.power(c / n, (n - c) / n, k)
 

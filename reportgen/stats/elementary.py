@@ -1,4 +1,4 @@
-"""exp, log and powers with the same last bit on every machine.
+"""exp, log and powers whose last bit does not depend on the CPU's vector units.
 
 numpy chooses its exp and log at run time by the CPU: on one with AVX-512 its
 own vectorised code, elsewhere the C library's. Both are accurate to about one
@@ -6,7 +6,7 @@ unit in the last place, but they do not agree bit for bit, and a reliability
 figure that differs in its 16th digit still changes report.json, tasks.csv and
 every chart drawn from it. The example site built on a machine with AVX-512
 differed so in 9 files from the same build on one without. Python's math module
-calls the C library on every machine, so the figures here come from it.
+calls the C library whatever the CPU, so the figures here come from it.
 
 The arrays these functions get hold few distinct values (a task's counts take
 at most n + 1 values, a suite's tasks share their run counts), so each distinct
