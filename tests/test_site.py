@@ -625,6 +625,24 @@ def test_methodology_numbers_follow_their_inputs(tmp_path: Path) -> None:
     assert (site2 / "faq.html").read_bytes() == (site / "faq.html").read_bytes()
 
 
+def test_pages_say_undefined_without_the_json_word_null(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    lines = [
+        f'{{"task": "t{i}", "passed": {str(j % 2 == 0).lower()}}}'
+        for i in range(3)
+        for j in range(2)
+    ]
+    runs.write_text("\n".join(lines) + "\n")
+    site = tmp_path / "site"
+    assert run_cli(["build", str(runs), "-o", str(site), "-k", "3"]) == 0
+    (set_page,) = site.glob("sets/*/index.html")
+    page = set_page.read_text()
+    assert "unbiased reliability@3 is undefined because 3 tasks have fewer than 3 runs" in page
+    assert "(null)" not in page
+    warnings = json.loads((site / "report.json").read_text())["result_sets"][0]["warnings"]
+    assert any("undefined (null) because" in w for w in warnings)
+
+
 def test_faq_answers_the_spec_questions(example_site: Path) -> None:
     page = (example_site / "faq.html").read_text()
     for phrase in ("standard term", "pass@k", "plug-in or unbiased", "1.000", "How many runs"):

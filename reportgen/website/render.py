@@ -140,6 +140,12 @@ def _isolated(value: Any) -> Any:
     return value
 
 
+def _note(warning: str) -> str:
+    """A warning as a page shows it: without the "(null)" that tells readers of
+    report.json and the terminal's JSON which value is null, jargon on a page."""
+    return warning.replace(" (null)", "")
+
+
 def environment(theme: Theme) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(p)) for p in theme.templates]),
@@ -159,6 +165,7 @@ def environment(theme: Theme) -> jinja2.Environment:
     env.filters["pct"] = percent
     env.filters["pct1"] = percent1
     env.filters["safe_url"] = _safe_url
+    env.filters["note"] = _note
     env.globals["coverage_names"] = COVERAGE_NAMES
     env.globals["interval"] = _interval
     env.globals["version"] = __version__
