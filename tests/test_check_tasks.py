@@ -501,3 +501,20 @@ def test_pages_list_the_changed_tasks_worst_first(example_site: Path) -> None:
         falls = [row["p_lower"] for row in tests["tasks"]]
         assert falls == sorted(falls)  # worst (strongest evidence of a fall) first
         assert tests["regressed"] == sum(r["verdict"] == "regressed" for r in tests["tasks"])
+    # The comparison reads A first, as its other tables do: A's counts, then B's.
+    counts = {
+        rs["id"]: {t["id"]: f"{t['successes']}/{t['runs']}" for t in rs["tasks"]}
+        for rs in doc["result_sets"]
+    }
+    html = pages[0][0].read_text()
+    table = html[html.index('id="compare-task-tests"') :]
+    table = table[: table.index("</table>")]
+    assert '<th scope="col" class="num">A c/n</th><th scope="col" class="num">B c/n</th>' in table
+    rows = re.findall(
+        r'<tr><th scope="row">([^<]+)</th><td class="num">([^<]+)</td>'
+        r'<td class="num">([^<]+)</td>',
+        table,
+    )
+    assert rows and all(
+        (a, b) == (counts[cmp["a"]][task], counts[cmp["b"]][task]) for task, a, b in rows
+    )
