@@ -643,6 +643,19 @@ def test_pages_say_undefined_without_the_json_word_null(tmp_path: Path) -> None:
     assert any("undefined (null) because" in w for w in warnings)
 
 
+def test_content_tables_are_named_after_the_heading_above_them(example_site: Path) -> None:
+    page = (example_site / "methodology.html").read_text()
+    labels = re.findall(
+        r'<div class="table-wrap" role="region" tabindex="0" aria-label="([^"]*)">', page
+    )
+    assert len(labels) == page.count("<table>")
+    assert labels[:2] == ["Worked example: one task, table 1", "Worked example: a suite, table 2"]
+    assert len(set(labels)) == len(labels)  # each region's name is its own
+    label = render_module._table_label('<h2 id="x">pass^k &amp; <code>n</code></h2><p>t</p>', 4)
+    assert label == "pass^k & n, table 4"
+    assert render_module._table_label("<p>no heading</p>", 1) == "Table 1"
+
+
 def test_faq_answers_the_spec_questions(example_site: Path) -> None:
     page = (example_site / "faq.html").read_text()
     for phrase in ("standard term", "pass@k", "plug-in or unbiased", "1.000", "How many runs"):

@@ -20,6 +20,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import select
 import signal
 import threading
@@ -28,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +142,20 @@ def _isolated(value: Any) -> Any:
     return value
 
 
+_HEADING = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1>", re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _table_label(before: str, number: int) -> str:
+    """The name of a content page's table, for a screen reader's list of regions:
+    'Worked example: a suite, table 2', from the last heading in the HTML before it."""
+    headings = _HEADING.findall(before)
+    if not headings:
+        return f"Table {number}"
+    heading = unescape(_TAG.sub("", headings[-1][1])).strip()
+    return f"{heading}, table {number}"
+
+
 def _note(warning: str) -> str:
     """A warning as a page shows it: without the "(null)" that tells readers of
     report.json and the terminal's JSON which value is null, jargon on a page."""
@@ -166,6 +182,7 @@ def environment(theme: Theme) -> jinja2.Environment:
     env.filters["pct1"] = percent1
     env.filters["safe_url"] = _safe_url
     env.filters["note"] = _note
+    env.filters["table_label"] = _table_label
     env.globals["coverage_names"] = COVERAGE_NAMES
     env.globals["interval"] = _interval
     env.globals["version"] = __version__
