@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
 import subprocess
 import sys
 
+import mpmath
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,11 +18,15 @@ from reportgen.stats import elementary
 
 from .conftest import ROOT
 
-#: Figures from every part of the core that takes an exp or a log, printed in full.
+#: Figures from every part of the core that takes an exp, a log or a sum of products,
+#: printed in full, with the CPU features numpy dispatches to.
 _FIGURES = """
 import json
 import numpy as np
-from numpy._core import _multiarray_umath as umath
+try:
+    from numpy._core import _multiarray_umath as umath
+except ImportError:  # numpy 1
+    from numpy.core import _multiarray_umath as umath
 from reportgen.stats.bootstrap import two_stage_bootstrap
 from reportgen.stats.clustered import clustered_mean_interval
 from reportgen.stats.coverage import check_coverage
@@ -28,21 +34,28 @@ from reportgen.stats.estimate import curve_over_k, estimate_suite
 from reportgen.stats.population import fit_population
 
 rng = np.random.default_rng(7)
-runs = rng.integers(3, 60, 300)
-successes = rng.binomial(runs, rng.beta(0.6, 0.4, 300))
-suite = estimate_suite(successes, runs, 3)
+runs = rng.integers(3, 60, 3000)
+successes = rng.binomial(runs, rng.beta(0.6, 0.4, 3000))
+suite = estimate_suite(successes[:300], runs[:300], 3)
 figures = [*suite.tasks.plugin, *suite.tasks.plugin_low, *suite.tasks.plugin_high]
 figures += [suite.plugin.estimate, suite.plugin.low, suite.plugin.high]
 figures += [p.plugin.estimate for p in curve_over_k(successes, runs)]
-boot = two_stage_bootstrap(successes[:40], runs[:40], 3, replicates=300)
-figures += [boot.plugin.low, boot.plugin.high, boot.unbiased.low, boot.unbiased.high]
+# Both samplers: the direct one for few tasks, the multinomial one for many.
+for tasks in (40, 3000):
+    boot = two_stage_bootstrap(successes[:tasks], runs[:tasks], 3, replicates=300)
+    figures += [b.replicate_mean for b in (boot.plugin, boot.unbiased)]
+    figures += [boot.plugin.low, boot.plugin.high, boot.unbiased.low, boot.unbiased.high]
 clusters = [f"g{i % 17}" for i in range(300)]
 clustered = clustered_mean_interval(suite.tasks.plugin, clusters)
 figures += [clustered.low, clustered.high]
 population = fit_population(successes, runs)
 figures += [population.mean_pass_hat_k(3)]
-check = check_coverage(runs[:30], 3, population, replicates=200, bootstrap_replicates=0)
+check = check_coverage(
+    runs[:30], 3, population, categories=[f"g{i % 3}" for i in range(30)],
+    replicates=200, bootstrap_replicates=40, bootstrap_resamples=100,
+)
 figures += [i.coverage for i in check.intervals if i.coverage is not None]
+figures += [check.plugin_bias]
 dispatched = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
 print(json.dumps(dispatched))
 print([float(x).hex() for x in figures])
@@ -62,16 +75,25 @@ def _figures(env: dict[str, str]) -> tuple[str, str]:
     return dispatched, figures
 
 
-def test_figures_do_not_depend_on_the_cpu_features_numpy_uses() -> None:
+def test_figures_do_not_depend_on_the_cpu_features_numpy_or_blas_use() -> None:
     # On a machine with AVX-512, numpy's own exp and log gave other last bits than
-    # the C library's, which numpy uses when those features are switched off.
-    env = {k: v for k, v in os.environ.items() if k != "NPY_DISABLE_CPU_FEATURES"}
+    # the C library's, which numpy uses when those features are switched off; and
+    # OpenBLAS sums a matrix product in an order of its CPU's choosing.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")
+    }
     dispatched, everything = _figures(env)
     features = " ".join(json.loads(dispatched))
     if features:
         fewer, baseline_only = _figures({**env, "NPY_DISABLE_CPU_FEATURES": features})
         assert fewer == "[]"
         assert baseline_only == everything
+    if platform.machine() in ("x86_64", "AMD64"):
+        # OpenBLAS's kernels for the oldest x86-64 CPUs it knows (SSE3 only).
+        _, oldest_blas = _figures({**env, "OPENBLAS_CORETYPE": "Prescott"})
+        assert oldest_blas == everything
 
 
 @settings(max_examples=300, deadline=None)
@@ -79,17 +101,51 @@ def test_figures_do_not_depend_on_the_cpu_features_numpy_uses() -> None:
     st.integers(1, 10_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
     st.integers(1, 5_000),
 )
-def test_power_is_within_an_ulp_or_two_of_the_exact_power(cn: tuple[int, int], k: int) -> None:
+def test_power_is_as_close_to_the_exact_power_as_its_log_allows(
+    cn: tuple[int, int], k: int
+) -> None:
     c, n = cn
     (got,) = elementary.power(np.array([c / n]), np.array([(n - c) / n]), k)
-    exact = (
-        math.exp(k * (math.log1p(-(n - c) / n) if 2 * c >= n else math.log(c / n))) if c else 0.0
+    with mpmath.workdps(40):
+        exact = mpmath.power(mpmath.mpf(c) / n, k)
+    if exact < mpmath.mpf("1e-300"):
+        assert got < 1e-299
+        return
+    # exp(x) with x = k log p: x is off by an ulp or so of itself (log p's own
+    # rounding times k, then the product's), and e**x by that much relatively.
+    ulps = 4 + 2 * k * abs(math.log(c / n))
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(got) / exact - 1) <= ulps * 2.0**-52
+
+
+def test_exp_is_within_an_ulp_of_the_c_library_s() -> None:
+    rng = np.random.default_rng(0)
+    x = np.concatenate(
+        [rng.uniform(-1, 1, 20_000), rng.uniform(-745, 709, 20_000), rng.uniform(-745, -708, 5_000)]
     )
-    # Against the exact rational power where it is a normal number.
-    reference = float((c / n) ** k) if c else 0.0
-    assert got == exact
-    if reference > 1e-300:
-        assert abs(got - reference) <= 1e-13 * k * reference
+    got = elementary.exp(x)
+    reference = np.array([math.exp(v) for v in x.tolist()])
+    assert np.all(np.abs(got - reference) <= np.spacing(reference))
+    special = [0.0, -0.0, -math.inf, math.inf, 709.8, -746.0, 1e-300]
+    assert elementary.exp(np.array(special)).tolist() == [
+        1.0,
+        1.0,
+        0.0,
+        math.inf,
+        math.inf,
+        0.0,
+        1.0,
+    ]
+    assert math.isnan(elementary.exp(math.nan)) and elementary.exp(1.0).shape == ()
+
+
+def test_products_sum_as_the_matrix_product_does() -> None:
+    rng = np.random.default_rng(1)
+    a, b, v = rng.random((7, 5)), rng.random((5, 3)), rng.random(5)
+    np.testing.assert_allclose(elementary.matmul(a, b), a @ b, rtol=1e-14)
+    np.testing.assert_allclose(elementary.dot(a, v), a @ v, rtol=1e-14)
+    stacked = rng.integers(0, 9, (2, 4, 5))
+    np.testing.assert_allclose(elementary.dot(stacked, v), stacked @ v, rtol=1e-14)
 
 
 def test_power_and_exp_keep_shapes_zeros_and_nan() -> None:

@@ -564,15 +564,20 @@ def test_a_previous_site_whose_remover_stopped_is_removed_by_a_later_build(
     (elsewhere / "keep.txt").write_text("kept")
     (tmp_path / ".site.old-link").symlink_to(elsewhere)
     (tmp_path / ".other.old-x").mkdir()  # another output's
+    (tmp_path / ".site.old-backup").mkdir()  # not a name reportgen makes
     # Just left: its remover may still be at work.
     assert write_module.abandoned_sites(site) == []
     monkeypatch.setattr(write_module, "ABANDONED_SECONDS", -1)
     assert write_module.abandoned_sites(site) == [left]
+    # Through a link to the output, beside the folder it points to.
+    (tmp_path / "link").symlink_to(site)
+    assert write_module.abandoned_sites(tmp_path / "link") == [left]
+    assert write_module.abandoned_sites(tmp_path / "elsewhere" / ".." / "site") == [left]
     started = _spy_on_removers(monkeypatch)
     config = str(ROOT / "example/reportgen.yaml")
     assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
     assert len(started) == 1
-    assert _beside(tmp_path) == [".site.old-file", ".site.old-link"]
+    assert _beside(tmp_path) == [".site.old-backup", ".site.old-file", ".site.old-link"]
     assert (elsewhere / "keep.txt").read_text() == "kept"
     assert (tmp_path / ".other.old-x").is_dir()
 

@@ -146,7 +146,7 @@ def _support(c: IntArray, n: IntArray) -> _Support:
         for start in range(0, sel.size, rows):
             part = sel[start : start + rows]
             pmf = _binomial_pmf(grid[None, :], m, (pair_c[part] / m)[:, None])
-            acc += (weights[part] / count) @ pmf
+            acc += np.sum((weights[part] / count)[:, None] * pmf, axis=0)
         # Point masses at the same n fall into this block's slots.
         fixed = np.flatnonzero(~flaky & (pair_n == m))
         np.add.at(acc, pair_c[fixed], weights[fixed] / count)
@@ -182,9 +182,9 @@ def _replicates_multinomial(
         stop = min(start + rows, replicates)
         # How many of the T resampled tasks land on each outcome (n, c*).
         hits = rng.multinomial(count, support.probability, size=stop - start)
-        plugin_out[start:stop] = hits @ plugin_values / count
+        plugin_out[start:stop] = elementary.dot(hits, plugin_values) / count
         if unbiased_out is not None and unbiased_values is not None:
-            unbiased_out[start:stop] = hits @ unbiased_values / count
+            unbiased_out[start:stop] = elementary.dot(hits, unbiased_values) / count
     return plugin_out, unbiased_out
 
 

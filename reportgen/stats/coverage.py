@@ -168,11 +168,17 @@ def _replicate_sums_multinomial(
         for start in range(0, reps, rows):
             stop = min(start + rows, reps)
             hits = rng.multinomial(size, probabilities, size=stop - start).astype(np.float64)
-            sums.plugin_by_group[start:stop, code] += hits @ plugin
-            sums.unbiased_by_group[start:stop, code] += hits @ unbiased
-            sums.plugin_sq[start:stop] += hits @ (plugin - shift) ** 2
-            sums.unbiased_sq[start:stop] += hits @ (unbiased - shift) ** 2
+            sums.plugin_by_group[start:stop, code] += elementary.dot(hits, plugin)
+            sums.unbiased_by_group[start:stop, code] += elementary.dot(hits, unbiased)
+            sums.plugin_sq[start:stop] += elementary.dot(hits, (plugin - shift) ** 2)
+            sums.unbiased_sq[start:stop] += elementary.dot(hits, (unbiased - shift) ** 2)
     return sums
+
+
+def _group_sums(values: FloatArray, codes: IntArray, groups: int) -> FloatArray:
+    """Each row's sum over the tasks of each group: (rows, groups). Summed by numpy,
+    not as a product with a one-hot matrix, whose BLAS order depends on the CPU."""
+    return np.stack([values[:, codes == g].sum(axis=1) for g in range(groups)], axis=1)
 
 
 def _replicate_sums_direct(
@@ -180,8 +186,6 @@ def _replicate_sums_direct(
 ) -> _Sums:
     """Draw every task of every suite: used when there are many distinct n."""
     count = shape.runs.shape[0]
-    onehot = np.zeros((count, shape.groups))
-    onehot[np.arange(count), shape.codes] = 1.0
     sums = _Sums.zeros(reps, shape.groups)
     rows = max(1, _DIRECT_ELEMENTS // count)
     for start in range(0, reps, rows):
@@ -190,8 +194,8 @@ def _replicate_sums_direct(
         n = np.broadcast_to(shape.runs, c.shape)
         plugin, unbiased = _values(c.ravel(), n.ravel(), k)
         plugin, unbiased = plugin.reshape(c.shape), unbiased.reshape(c.shape)
-        sums.plugin_by_group[start:stop] = plugin @ onehot
-        sums.unbiased_by_group[start:stop] = unbiased @ onehot
+        sums.plugin_by_group[start:stop] = _group_sums(plugin, shape.codes, shape.groups)
+        sums.unbiased_by_group[start:stop] = _group_sums(unbiased, shape.codes, shape.groups)
         sums.plugin_sq[start:stop] = ((plugin - shift) ** 2).sum(axis=1)
         sums.unbiased_sq[start:stop] = ((unbiased - shift) ** 2).sum(axis=1)
     return sums
@@ -308,14 +312,18 @@ def _bootstrap_chunks_multinomial(
         part = suites[start : start + rows]
         probabilities = np.concatenate(
             [
-                (part[:, edges[g] : edges[g + 1]] / count) @ redraw
+                elementary.matmul(part[:, edges[g] : edges[g + 1]] / count, redraw)
                 for g, redraw in enumerate(redraws)
             ],
             axis=1,
         )
         probabilities /= probabilities.sum(axis=1, keepdims=True)
         draws = rng.multinomial(count, probabilities[:, None, :], size=(part.shape[0], resamples))
-        yield draws @ statistic / count, part @ statistic / count, part @ plugin / count
+        yield (
+            elementary.dot(draws, statistic) / count,
+            elementary.dot(part, statistic) / count,
+            elementary.dot(part, plugin) / count,
+        )
 
 
 def _bootstrap_chunks_direct(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import os
+import re
 import shutil
 import signal
 import stat
@@ -650,17 +651,20 @@ def remove_in_background(paths: list[Path]) -> None:
 def abandoned_sites(output: Path) -> list[Path]:
     """Previous sites of `output` that were moved aside for removal and left there.
 
-    They are the folders beside it named as _swap names them, unchanged for
-    ABANDONED_SECONDS: the change time, as the move aside sets it and every removal
-    inside the folder's top level sets it again.
+    They are the folders beside it named exactly as _swap names them (its name,
+    ".old-" and mkdtemp's eight characters, so that a user's own ".site.old-backup"
+    is not taken for one), unchanged for ABANDONED_SECONDS: the change time, as the
+    move aside sets it and every removal inside the folder's top level sets it
+    again. `output` is resolved first, as write_site resolves it.
     """
-    prefix = f".{output.name}.old-"
+    output = output.resolve()
+    name = re.compile(rf"\.{re.escape(output.name)}\.old-[a-z0-9_]{{8}}")
     now = time.time()
     found = []
     try:
         with os.scandir(output.parent) as entries:
             for entry in entries:
-                if not entry.name.startswith(prefix) or not entry.is_dir(follow_symlinks=False):
+                if not name.fullmatch(entry.name) or not entry.is_dir(follow_symlinks=False):
                     continue
                 if now - entry.stat(follow_symlinks=False).st_ctime > ABANDONED_SECONDS:
                     found.append(Path(entry.path))
