@@ -214,6 +214,17 @@ def test_per_set_flags_apply_to_a_config_s_sets_that_do_not_set_their_own(
     assert status == 2 and "scorer 'acc' is not in this log" in err
 
 
+def test_scorer_flag_applies_to_the_inputs_that_have_scorers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = FIXTURES / "inspect" / "mini.json"
+    runs = write(tmp_path / "r.jsonl", GOOD_LINE)
+    argv = ["summary", str(log), str(runs), "--scorer", "numeric", "--format", "json"]
+    status, text, err = run(argv, capsys)
+    assert status == 0, err
+    assert sorted(rs["format"] for rs in json.loads(text)["result_sets"]) == ["inspect", "jsonl"]
+
+
 def test_summary_input_format_flag_skips_detection(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -393,10 +404,24 @@ BAD_INPUTS: dict[str, Case] = {
         [str(FIXTURES / "inspect" / "mini.json"), "--scorer", "acc"],
         r"mini\.json: scorer 'acc' is not in this log; it has match, numeric, boolean",
     ),
-    "scorer for a format without scorers": lambda d: (
+    "--scorer with no input that has scorers": lambda d: (
         [str(write(d / "r.jsonl", GOOD_LINE)), "--scorer", "accuracy"],
-        r"r\.jsonl: scorer: \(or --scorer\) picks one of several scores, which "
-        r"inspect, harbor files hold; jsonl files hold one result per run",
+        r"--scorer accuracy: no input holds several scores to pick from \(only inspect and "
+        r"harbor files do; these are jsonl\)",
+    ),
+    "scorer: on a set whose format has no scorers": lambda d: (
+        [
+            "--config",
+            str(
+                write(
+                    d / "c.yaml",
+                    f"result_sets:\n  - path: {write(d / 'r.jsonl', GOOD_LINE)}\n"
+                    "    scorer: accuracy\n",
+                )
+            ),
+        ],
+        r"r\.jsonl: scorer: picks one of several scores, which only inspect and harbor "
+        r"files hold; jsonl files hold one result per run",
     ),
     "bad -k": lambda d: (
         [str(write(d / "r.jsonl", GOOD_LINE)), "-k", "0"],

@@ -63,6 +63,8 @@ READERS: tuple[Reader, ...] = (
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
+#: The formats whose runs may carry several scores, for messages: "inspect and harbor".
+_SCORER_FORMATS = " and ".join(reader.name for reader in READERS if reader.scorers)
 _TABLES = (table.CSV.name, table.PARQUET.name)
 #: Bytes of a file that detection looks at.
 _HEAD_BYTES = 64 * 1024
@@ -138,12 +140,13 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
         )
         return None, []
     if source.scorer is not None and not _BY_NAME[name].scorers:
-        problems.add(
-            f"{path}: scorer: (or --scorer) picks one of several scores, which "
-            f"{', '.join(r.name for r in READERS if r.scorers)} files hold; "
-            f"{name} files hold one result per run"
-        )
-        return None, []
+        if not source.scorer_from_flag:
+            problems.add(
+                f"{path}: scorer: picks one of several scores, which only "
+                f"{_SCORER_FORMATS} files hold; {name} files hold one result per run"
+            )
+            return None, []
+        source = replace(source, scorer=None)
     tally = Tally(source, problems)
     before = len(problems.items)
     read = _BY_NAME[name].read
@@ -190,6 +193,16 @@ def load_sources(sources: list[Source]) -> Loaded:
                 merged[key] = rs
                 continue
             _merge(merged[key], rs, problems)
+    flagged = [s for s in sources if s.scorer_from_flag and s.scorer is not None]
+    if flagged and not problems.items:
+        used = {f for path, f in formats if _BY_NAME[f].scorers}
+        if not used:
+            # A flag that changed nothing would leave the user guessing.
+            problems.add(
+                f"--scorer {flagged[0].scorer}: no input holds several scores to pick from "
+                f"(only {_SCORER_FORMATS} files do; these are "
+                f"{' and '.join(sorted({f for _, f in formats}))})"
+            )
     problems.raise_if_any()
     if not merged:
         raise UserError("no result sets to report")

@@ -32,6 +32,9 @@ class Source:
     model: str | None = None
     name: str | None = None
     scorer: str | None = None
+    #: The scorer came from --scorer, which names one for every input: an input
+    #: whose format has no scorers ignores it (one given for the set itself is an error).
+    scorer_from_flag: bool = False
     #: What a run that ended in an error counts as, for the formats that record errors
     #: apart from failures: "exclude" (the default: left out of n and counted as
     #: excluded) or "fail".
