@@ -16,9 +16,9 @@ from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
 from .history import default_label, read_history
-from .readers import Loaded, load_sources
+from .readers import SCORER_FORMATS, Loaded, load_sources
 from .report import Report, build_report
-from .terminal import terminal_safe
+from .terminal import set_warnings, terminal_safe
 from .views import Json
 from .website.chart_engine import Converter
 from .website.charts import PendingCharts, SiteCharts, drawing_key
@@ -74,6 +74,9 @@ class BuildResult:
     reused: str = ""
     #: Files of the site this build replaced (0 when there was none).
     previous_files: int = 0
+    #: What the report warns of, each as "set name: warning"; empty when the build
+    #: kept the previous site whole (that build printed them).
+    warnings: tuple[str, ...] = ()
 
 
 def build_date() -> str | None:
@@ -286,8 +289,14 @@ class _Job:
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
     for path, format_name in loaded.formats:
-        given = any(str(s.path) == path and s.format for s in config.result_sets)
-        progress.note(f"read {path} ({format_name}{'' if given else ', detected'})")
+        sources = [s for s in config.result_sets if str(s.path) == path]
+        given = any(s.format for s in sources)
+        # Which of several scores was counted: otherwise nothing on the pages says.
+        scorers = sorted(
+            {s.scorer for s in sources if s.scorer} if format_name in SCORER_FORMATS else ()
+        )
+        scorer = f"; scorer {', '.join(scorers)}" if scorers else ""
+        progress.note(f"read {path} ({format_name}{'' if given else ', detected'}{scorer})")
 
 
 def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
@@ -431,4 +440,5 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         seconds=time.perf_counter() - job.start,
         reused=f"reused {' and '.join(reused)} from the cache" if reused else "",
         previous_files=len(job.previous.files) if job.previous is not None else 0,
+        warnings=tuple(f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s)),
     )

@@ -31,7 +31,7 @@ from .stats.estimate import (
 )
 from .stats.headline import choose_headline
 from .stats.population import fit_population
-from .terminal import estimate_text, terminal_safe
+from .terminal import estimate_text, terminal_safe, warnings_text
 from .views import estimate_json
 
 if TYPE_CHECKING:
@@ -178,8 +178,9 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         "--errors",
         choices=ERROR_CHOICES,
         help="runs that ended in an error (Harbor exceptions, JUnit <error>, SWE-bench error "
-        "ids, ungraded Terminal-Bench trials, promptfoo errors): left out and counted as "
-        "excluded (default), or counted as failures",
+        "ids, ungraded Terminal-Bench trials, promptfoo errors, Inspect samples that "
+        "errored, τ²-bench infrastructure errors): left out and counted as excluded "
+        "(default), or counted as failures",
     )
     parser.add_argument(
         "--columns",
@@ -365,6 +366,8 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
         f"{result.bytes / 1e6:.1f} MB) in {result.seconds:.1f} s: {result.output}/"
         + (f"; {result.reused}" if result.reused else "")
     )
+    # As `summary` prints them, so that a CI log shows what the pages' notes say.
+    sys.stderr.write(terminal_safe(warnings_text(result.warnings)))
     print(terminal_safe(summary), file=sys.stderr)
     from .website.write import BACKGROUND_REMOVAL_FILES, abandoned_sites, remove_in_background
 

@@ -13,7 +13,7 @@ from .stats.estimate import ONE_TASK_WARNING, SuiteEstimates, SuiteInterval
 from .stats.headline import Headline
 
 if TYPE_CHECKING:  # the report model (and the history) load only for `summary`
-    from .report import Report
+    from .report import Report, SetReport
 
 # Characters that change how a terminal or a page shows the text after them: C0 and
 # C1 controls (ESC starts the terminal's escape sequences; CR rewrites a line), the
@@ -198,8 +198,31 @@ def coverage_text(check: CoverageCheck, headline: Headline) -> str:
     )
 
 
+def plain_warning(warning: str) -> str:
+    """A warning as a person reads it: without the "(null)" that tells readers of
+    the JSON which value is null (the terminal's tables say n/a, pages say nothing)."""
+    return warning.replace(" (null)", "")
+
+
 def warnings_text(warnings: Sequence[str]) -> str:
-    return "".join(f"warning: {w}\n" for w in warnings)
+    return "".join(
+        textwrap.fill(f"warning: {plain_warning(w)}", 88, subsequent_indent="  ") + "\n"
+        for w in warnings
+    )
+
+
+def set_warnings(s: SetReport) -> list[str]:
+    """A result set's warnings, and one when no suite interval reaches its level in
+    the coverage check (as its page says)."""
+    warnings = list(s.warnings)
+    best = s.coverage_shortfall
+    if best is not None and s.coverage is not None:
+        warnings.append(
+            f"no suite interval here reaches its claimed {percent(s.coverage.confidence)}: "
+            f"in simulated suites of this shape the best covered the true value "
+            f"{percent1(best)} of the time; more tasks help most"
+        )
+    return warnings
 
 
 def estimate_text(
@@ -241,7 +264,7 @@ def summary_text(report: Report) -> str:
         block += reliability_text(s.estimates, s.headline)
         if s.coverage is not None:
             block += coverage_text(s.coverage, s.headline)
-        block += warnings_text(s.warnings)
+        block += warnings_text(set_warnings(s))
         blocks.append(block)
     intro = f"k = {report.k}; intervals at {percent(report.confidence)}\n\n"
     return intro + "\n".join(blocks)

@@ -223,6 +223,35 @@ def test_scorer_flag_applies_to_the_inputs_that_have_scorers(
     status, text, err = run(argv, capsys)
     assert status == 0, err
     assert sorted(rs["format"] for rs in json.loads(text)["result_sets"]) == ["inspect", "jsonl"]
+    # The build says which scorer it counted, where it says what it read.
+    argv = ["build", str(log), str(runs), "--scorer", "numeric", "-o", str(tmp_path / "site")]
+    status, _, err = run(argv, capsys)
+    assert status == 0, err
+    assert f"read {log} (inspect, detected; scorer numeric)" in err
+    assert f"read {runs} (jsonl, detected)\n" in err
+
+
+def test_summary_warns_when_no_interval_reaches_its_level(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two runs per task and k = 5: only the plug-in is defined, and it covers badly.
+    lines = [
+        f'{{"task": "t{i}", "passed": {str(j < i % 3).lower()}}}'
+        for i in range(40)
+        for j in range(2)
+    ]
+    path = write(tmp_path / "r.jsonl", "\n".join(lines) + "\n")
+    status, text, _ = run(["summary", str(path), "-k", "5"], capsys)
+    assert status == 0
+    said = " ".join(text.split())
+    found = re.search(
+        r"warning: no suite interval here reaches its claimed 95%: in simulated suites of this "
+        r"shape the best covered the true value (\d+\.\d)% of the time",
+        said,
+    )
+    assert found is not None and float(found.group(1)) < 90
+    status, text, _ = run(["summary", str(path), "-k", "5", "--format", "json"], capsys)
+    assert status == 0 and "(null)" in text  # the JSON names its nulls
 
 
 def test_summary_input_format_flag_skips_detection(

@@ -630,22 +630,27 @@ def test_methodology_numbers_follow_their_inputs(tmp_path: Path) -> None:
     assert (site2 / "faq.html").read_bytes() == (site / "faq.html").read_bytes()
 
 
-def test_pages_say_undefined_without_the_json_word_null(tmp_path: Path) -> None:
+def test_pages_and_build_say_undefined_without_the_json_word_null(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     runs = tmp_path / "runs.jsonl"
     lines = [
-        f'{{"task": "t{i}", "passed": {str(j % 2 == 0).lower()}}}'
-        for i in range(3)
-        for j in range(2)
+        f'{{"task": "t{i}", "passed": {str(j <= i).lower()}}}' for i in range(3) for j in range(2)
     ]
     runs.write_text("\n".join(lines) + "\n")
     site = tmp_path / "site"
     assert run_cli(["build", str(runs), "-o", str(site), "-k", "3"]) == 0
+    said = "every task has fewer than k = 3 runs, so unbiased pass^3, pass@3 and reliability@3"
     (set_page,) = site.glob("sets/*/index.html")
     page = set_page.read_text()
-    assert "unbiased reliability@3 is undefined because 3 tasks have fewer than 3 runs" in page
+    assert f"{said} are undefined; the plug-in estimates stand" in page
     assert "(null)" not in page
-    warnings = json.loads((site / "report.json").read_text())["result_sets"][0]["warnings"]
-    assert any("undefined (null) because" in w for w in warnings)
+    # The build's terminal output says what the page's notes say, as summary does.
+    err = capsys.readouterr().err
+    (name,) = json.loads((site / "report.json").read_text())["result_sets"]
+    assert f"warning: {name['name']}: {said}" in " ".join(err.split())
+    assert "(null)" not in err
+    assert any(f"{said} are undefined (null)" in w for w in name["warnings"])
 
 
 def test_content_tables_are_named_after_the_heading_above_them(example_site: Path) -> None:

@@ -63,8 +63,9 @@ READERS: tuple[Reader, ...] = (
 )
 FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
-#: The formats whose runs may carry several scores, for messages: "inspect and harbor".
-_SCORER_FORMATS = " and ".join(reader.name for reader in READERS if reader.scorers)
+#: The formats whose runs may carry several scores, one picked with scorer:.
+SCORER_FORMATS = tuple(reader.name for reader in READERS if reader.scorers)
+_SCORER_FORMATS = " and ".join(SCORER_FORMATS)  # for messages: "inspect and harbor"
 _TABLES = (table.CSV.name, table.PARQUET.name)
 #: Bytes of a file that detection looks at.
 _HEAD_BYTES = 64 * 1024

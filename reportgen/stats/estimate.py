@@ -346,17 +346,24 @@ def estimate_suite(
                 f"{names[i]} has {int(tasks.runs[i])} runs, fewer than k = {k}: "
                 f"its unbiased pass^{k} and pass@{k} are undefined (null)"
             )
-    if len(short):
-        # With k above every task's runs, one line per task buried the point.
-        each = (
-            ""
-            if len(short) <= _SHORT_TASKS_ONE_BY_ONE
-            else f" (so are each one's unbiased pass^{k} and pass@{k})"
+    if len(short) == len(tasks) > 1:
+        warnings.append(
+            f"every task has fewer than k = {k} runs, so unbiased pass^{k}, pass@{k} and "
+            f"reliability@{k} are undefined (null); the plug-in estimates stand"
         )
+    elif len(short) > _SHORT_TASKS_ONE_BY_ONE:
+        # One line per task (40 with k above every task's runs) buried the point.
+        warnings.append(
+            f"unbiased reliability@{k} is undefined (null) because "
+            f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs, which "
+            f"leaves their own unbiased pass^{k} and pass@{k} undefined too: "
+            f"{_name_list([names[i] for i in short])}"
+        )
+    elif len(short):
         warnings.append(
             f"unbiased reliability@{k} is undefined (null) because "
             f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs: "
-            f"{_name_list([names[i] for i in short])}{each}"
+            f"{_name_list([names[i] for i in short])}"
         )
     if len(tasks) < 2:
         warnings.append(ONE_TASK_WARNING)

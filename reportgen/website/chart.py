@@ -23,7 +23,7 @@ from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import FloatArray
-from ..terminal import fixed, percent, terminal_safe
+from ..terminal import fixed, percent, signed_bracket, terminal_safe
 from .chart_engine import Converter
 from .charts import Chart, SiteCharts
 
@@ -392,8 +392,8 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     description = (
         f"Each circle is one of {len(cmp.shared)} shared tasks: across, its plug-in pass^{k} "
         f"for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal favour A. "
-        f"Mean difference A - B ({lead_name}): {fixed(d.estimate)}, {level} interval "
-        f"[{fixed(d.low)}, {fixed(d.high)}]."
+        f"Mean difference A − B ({lead_name}): {fixed(d.estimate)}, {level} interval "
+        f"{signed_bracket(d.low, d.high)}."
     )
     chart = (diagonal + points).properties(width=300, height=300, title=title)
     return _render(chart_id, title, description, chart, datasets)

@@ -44,7 +44,15 @@ from ..errors import UserError
 from ..history import HISTORY_FILE, history_bytes
 from ..report import ComparisonReport, Report, SetReport, task_csv_rows
 from ..stats.coverage import COVERAGE_NAMES
-from ..terminal import fixed, isolate_bidi, p_value, percent, percent1, signed_bracket
+from ..terminal import (
+    fixed,
+    isolate_bidi,
+    p_value,
+    percent,
+    percent1,
+    plain_warning,
+    signed_bracket,
+)
 from ..views import report_json
 from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
@@ -156,12 +164,6 @@ def _table_label(before: str, number: int) -> str:
     return f"{heading}, table {number}"
 
 
-def _note(warning: str) -> str:
-    """A warning as a page shows it: without the "(null)" that tells readers of
-    report.json and the terminal's JSON which value is null, jargon on a page."""
-    return warning.replace(" (null)", "")
-
-
 def environment(theme: Theme) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(p)) for p in theme.templates]),
@@ -181,7 +183,7 @@ def environment(theme: Theme) -> jinja2.Environment:
     env.filters["pct"] = percent
     env.filters["pct1"] = percent1
     env.filters["safe_url"] = _safe_url
-    env.filters["note"] = _note
+    env.filters["note"] = plain_warning
     env.filters["table_label"] = _table_label
     env.globals["coverage_names"] = COVERAGE_NAMES
     env.globals["interval"] = _interval
