@@ -223,6 +223,7 @@ def _config_for(args: argparse.Namespace) -> Config:
                 errors=args.errors,
                 columns=columns,
                 threshold=threshold,
+                threshold_from_flag=threshold is not None,
             )
             for path in args.files
         ]
@@ -237,6 +238,7 @@ def _config_for(args: argparse.Namespace) -> Config:
                 errors=s.errors or args.errors,
                 columns=s.columns or columns,
                 threshold=s.threshold if s.threshold is not None else threshold,
+                threshold_from_flag=s.threshold is None and threshold is not None,
             )
             for s in config.result_sets
         ]

@@ -254,6 +254,27 @@ def test_summary_warns_when_no_interval_reaches_its_level(
     assert status == 0 and "(null)" in text  # the JSON names its nulls
 
 
+def test_threshold_applies_to_the_inputs_with_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = FIXTURES / "inspect" / "mini.json"
+    table = write(tmp_path / "t.csv", "task,passed\na,0.7\na,0.2\n")
+    runs = write(tmp_path / "r.jsonl", GOOD_LINE)
+    argv = ["summary", str(log), str(table), str(runs), "--scorer", "numeric"]
+    status, text, err = run([*argv, "--threshold", "0.5", "--format", "json"], capsys)
+    assert status == 0, err
+    sets = {rs["format"]: rs for rs in json.loads(text)["result_sets"]}
+    counts = {t["id"]: t["successes"] for t in sets["inspect"]["tasks"]}
+    assert counts == {"a": 3, "b": 0, "3": 2, "d": 3}  # d's numeric 0.5 passes at 0.5
+    assert [t["successes"] for t in sets["csv"]["tasks"]] == [1]
+    # Without it, an Inspect number passes only at exactly 1.
+    argv = ["summary", str(log), "--scorer", "numeric", "--format", "json"]
+    status, text, err = run(argv, capsys)
+    assert status == 0, err
+    (alone,) = json.loads(text)["result_sets"]
+    assert {t["id"]: t["successes"] for t in alone["tasks"]}["d"] == 0
+
+
 def test_summary_input_format_flag_skips_detection(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -437,6 +458,25 @@ BAD_INPUTS: dict[str, Case] = {
         [str(write(d / "r.jsonl", GOOD_LINE)), "--scorer", "accuracy"],
         r"--scorer accuracy: no input holds several scores to pick from \(only inspect and "
         r"harbor files do; these are jsonl\)",
+    ),
+    "--threshold with no input that has scores": lambda d: (
+        [str(write(d / "r.jsonl", GOOD_LINE)), "--threshold", "0.5"],
+        r"--threshold 0\.5: no input gives scores to compare with it \(only inspect, harbor, "
+        r"csv and parquet files do; these are jsonl\)",
+    ),
+    "threshold: on a set whose format has no scores": lambda d: (
+        [
+            "--config",
+            str(
+                write(
+                    d / "c.yaml",
+                    f"result_sets:\n  - path: {write(d / 'r.jsonl', GOOD_LINE)}\n"
+                    "    threshold: 0.5\n",
+                )
+            ),
+        ],
+        r"r\.jsonl: threshold: applies to scores, which only inspect, harbor, csv and parquet "
+        r"files hold; jsonl files hold a pass or fail per run",
     ),
     "scorer: on a set whose format has no scorers": lambda d: (
         [

@@ -65,7 +65,16 @@ FORMATS = tuple(reader.name for reader in READERS)
 _BY_NAME = {reader.name: reader for reader in READERS}
 #: The formats whose runs may carry several scores, one picked with scorer:.
 SCORER_FORMATS = tuple(reader.name for reader in READERS if reader.scorers)
-_SCORER_FORMATS = " and ".join(SCORER_FORMATS)  # for messages: "inspect and harbor"
+
+
+def _and_list(names: list[str]) -> str:
+    """["a", "b", "c"] -> "a, b and c"."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+#: For messages: "inspect and harbor"; "harbor, csv and parquet".
+_SCORER_FORMATS = _and_list(list(SCORER_FORMATS))
+_SCORE_FORMATS = _and_list([r.name for r in READERS if r.scores])
 _TABLES = (table.CSV.name, table.PARQUET.name)
 #: Bytes of a file that detection looks at.
 _HEAD_BYTES = 64 * 1024
@@ -148,6 +157,14 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
             )
             return None, []
         source = replace(source, scorer=None)
+    if source.threshold is not None and not _BY_NAME[name].scores:
+        if not source.threshold_from_flag:
+            problems.add(
+                f"{path}: threshold: applies to scores, which only {_SCORE_FORMATS} files "
+                f"hold; {name} files hold a pass or fail per run"
+            )
+            return None, []
+        source = replace(source, threshold=None)
     tally = Tally(source, problems)
     before = len(problems.items)
     read = _BY_NAME[name].read
@@ -194,16 +211,30 @@ def load_sources(sources: list[Source]) -> Loaded:
                 merged[key] = rs
                 continue
             _merge(merged[key], rs, problems)
-    flagged = [s for s in sources if s.scorer_from_flag and s.scorer is not None]
-    if flagged and not problems.items:
-        used = {f for path, f in formats if _BY_NAME[f].scorers}
-        if not used:
-            # A flag that changed nothing would leave the user guessing.
-            problems.add(
-                f"--scorer {flagged[0].scorer}: no input holds several scores to pick from "
-                f"(only {_SCORER_FORMATS} files do; these are "
-                f"{' and '.join(sorted({f for _, f in formats}))})"
-            )
+    # A flag that changed nothing would leave the user guessing.
+    read = _and_list(sorted({f for _, f in formats}))
+    scorer = next((s.scorer for s in sources if s.scorer_from_flag and s.scorer), None)
+    if (
+        scorer is not None
+        and not problems.items
+        and not any(_BY_NAME[f].scorers for _, f in formats)
+    ):
+        problems.add(
+            f"--scorer {scorer}: no input holds several scores to pick from "
+            f"(only {_SCORER_FORMATS} files do; these are {read})"
+        )
+    threshold = next(
+        (s.threshold for s in sources if s.threshold_from_flag and s.threshold is not None), None
+    )
+    if (
+        threshold is not None
+        and not problems.items
+        and not any(_BY_NAME[f].scores for _, f in formats)
+    ):
+        problems.add(
+            f"--threshold {threshold:g}: no input gives scores to compare with it "
+            f"(only {_SCORE_FORMATS} files do; these are {read})"
+        )
     problems.raise_if_any()
     if not merged:
         raise UserError("no result sets to report")

@@ -45,6 +45,8 @@ class Source:
     #: The score a run needs to pass, for formats that give a score (Harbor's
     #: reward, a table's score column).
     threshold: float | None = None
+    #: The threshold came from --threshold, for every input: as scorer_from_flag.
+    threshold_from_flag: bool = False
 
     @property
     def error_outcome(self) -> bool | None:
@@ -537,6 +539,8 @@ class Reader:
     folder_files: Callable[[list[Path]], list[Path]] | None = None
     #: Whether a run may carry several scores, one of them picked with scorer:.
     scorers: bool = False
+    #: Whether a run may be given as a score, which passes at threshold: or more.
+    scores: bool = False
 
 
 def never(head: bytes) -> bool:

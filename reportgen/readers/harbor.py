@@ -165,4 +165,5 @@ READER = Reader(
     "reaches threshold:; trials that raised and were never graded are excluded",
     folder_files=folder_files,
     scorers=True,
+    scores=True,
 )

@@ -107,12 +107,15 @@ def _scorer_names(header: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _is_pass(value: Any) -> bool:
+def _is_pass(value: Any, threshold: float | None) -> bool:
+    """True, "C" (correct) and 1 pass; a number passes at `threshold` or more when given."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
         return value == "C"
-    return isinstance(value, int | float) and value == 1
+    if not isinstance(value, int | float):
+        return False
+    return value >= threshold if threshold is not None else value == 1
 
 
 def read_inspect(source: Source, tally: Tally) -> None:
@@ -276,7 +279,8 @@ def _add_sample(
     if isinstance(value, dict | list):
         problems.add(f"{where}.scores.{scorer}.value: a {type(value).__name__} is not one score")
         return
-    tally.add_run(where, task, _is_pass(value), suite=suite, model=model, run=epoch)
+    passed = _is_pass(value, source.threshold)
+    tally.add_run(where, task, passed, suite=suite, model=model, run=epoch)
 
 
 def sniff(head: bytes) -> bool:
@@ -298,6 +302,8 @@ READER = Reader(
     suffixes=(".eval",),
     sniff=sniff,
     read=read_inspect,
-    summary="Inspect AI logs, .eval (zstd or deflate) or .json; scorer: picks one of several",
+    summary="Inspect AI logs, .eval (zstd or deflate) or .json; scorer: picks one of several, "
+    "threshold: sets the passing numeric score (default: exactly 1)",
     scorers=True,
+    scores=True,
 )

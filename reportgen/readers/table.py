@@ -842,6 +842,7 @@ CSV = Reader(
     sniff=sniff_csv,
     read=read_csv,
     summary="a table with a header row, one row per run or one per task's counts",
+    scores=True,
 )
 PARQUET = Reader(
     name="parquet",
@@ -849,6 +850,7 @@ PARQUET = Reader(
     sniff=sniff_parquet,
     read=read_parquet,
     summary="a Parquet table, one row per run or one per task's counts",
+    scores=True,
 )
 
 
