@@ -205,10 +205,8 @@ def plain_warning(warning: str) -> str:
 
 
 def warnings_text(warnings: Sequence[str]) -> str:
-    return "".join(
-        textwrap.fill(f"warning: {plain_warning(w)}", 88, subsequent_indent="  ") + "\n"
-        for w in warnings
-    )
+    """One line per warning, unwrapped: a CI log is searched for "warning:"."""
+    return "".join(f"warning: {plain_warning(w)}\n" for w in warnings)
 
 
 def set_warnings(s: SetReport) -> list[str]:

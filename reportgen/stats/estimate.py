@@ -343,7 +343,7 @@ def estimate_suite(
     if len(short) <= _SHORT_TASKS_ONE_BY_ONE:
         for i in short:
             warnings.append(
-                f"{names[i]} has {int(tasks.runs[i])} runs, fewer than k = {k}: "
+                f"{names[i]} has {counted(int(tasks.runs[i]), 'run', 'runs')}, fewer than k = {k}: "
                 f"its unbiased pass^{k} and pass@{k} are undefined (null)"
             )
     if len(short) == len(tasks) > 1:
