@@ -21,6 +21,7 @@ from .estimate import (
     FloatArray,
     IntArray,
     estimate_tasks,
+    plugin_pass_hat_k,
     unbiased_pass_hat_k,
     validate,
 )
@@ -82,15 +83,6 @@ class TwoStageBootstrap:
     plugin: BootstrapInterval
     unbiased: BootstrapInterval
     warnings: tuple[str, ...]
-
-
-def _plugin_values(c: IntArray, n: IntArray, k: int) -> FloatArray:
-    """(c/n)^k, with the log of values near 1 taken from log1p of the complement.
-
-    As estimate._power does: (n - c)/n is computed from integers, so
-    (1 - 1e-6)^1e6 keeps full precision (see elementary.power).
-    """
-    return elementary.power(c / n, (n - c) / n, k)
 
 
 @dataclass(frozen=True)
@@ -172,7 +164,7 @@ def _replicates_multinomial(
 ) -> tuple[FloatArray, FloatArray | None]:
     count = int(c.shape[0])
     support = _support(c, n)
-    plugin_values = _plugin_values(support.successes, support.runs, k)
+    plugin_values = plugin_pass_hat_k(support.successes, support.runs, k)
     unbiased_values = unbiased_pass_hat_k(support.successes, support.runs, k) if unbiased else None
     size = int(support.probability.shape[0])
     plugin_out = np.empty(replicates, dtype=np.float64)
@@ -206,7 +198,7 @@ def _replicates_direct(
         # most of the binomial calls on suites with few flaky tasks.
         flaky = (cc > 0) & (cc < nn)
         cc[flaky] = rng.binomial(nn[flaky], cc[flaky] / nn[flaky])
-        plugin_out[start:stop] = _plugin_values(cc, nn, k).mean(axis=1)
+        plugin_out[start:stop] = plugin_pass_hat_k(cc, nn, k).mean(axis=1)
         if unbiased_out is not None:
             flat = unbiased_pass_hat_k(cc.ravel(), nn.ravel(), k)
             unbiased_out[start:stop] = flat.reshape(cc.shape).mean(axis=1)

@@ -27,6 +27,7 @@ from .estimate import (
     EstimateError,
     FloatArray,
     IntArray,
+    plugin_pass_hat_k,
     t_quantile,
     unbiased_pass_hat_k,
     validate,
@@ -133,7 +134,7 @@ def _shape(runs: IntArray, codes: IntArray, groups: int) -> _Shape:
 
 def _values(c: IntArray, n: IntArray, k: int) -> tuple[FloatArray, FloatArray]:
     """Plug-in (c/n)^k and unbiased C(c, k)/C(n, k) for arrays of outcomes."""
-    return elementary.power(c / n, (n - c) / n, k), unbiased_pass_hat_k(c, n, k)
+    return plugin_pass_hat_k(c, n, k), unbiased_pass_hat_k(c, n, k)
 
 
 @dataclass

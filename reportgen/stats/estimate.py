@@ -130,14 +130,10 @@ def _wilson(successes: IntArray, runs: IntArray, z: float) -> _Wilson:
     )
 
 
-def _power(x: FloatArray, one_minus_x: FloatArray, k: int) -> FloatArray:
-    """x**k for x in [0, 1], accurate even when x is within 1e-6 of 1 and k is huge.
-
-    Near 1 the log comes from log1p(-(1 - x)) with the complement known to full
-    relative precision; below 1/2 plain log(x) is already accurate enough,
-    since x**k is then at most 2**-k.
-    """
-    return elementary.power(x, one_minus_x, k)
+def plugin_pass_hat_k(successes: IntArray, runs: IntArray, k: int) -> FloatArray:
+    """(c/n)^k. The complement (n - c)/n is computed from integers, so a rate within
+    1e-6 of 1 keeps full precision however large k is (see elementary.power)."""
+    return elementary.power(successes / runs, (runs - successes) / runs, k)
 
 
 def _falling_ratio(top: IntArray, bottom: IntArray, factors: IntArray) -> FloatArray:
@@ -227,19 +223,18 @@ def estimate_tasks(
     validate(c, n, k, confidence)
     k = int(k)
     wilson = _wilson(c, n, normal_quantile(confidence))
-    p = c / n
-    q = (n - c) / n
     return TaskEstimates(
         successes=c,
         runs=n,
         k=k,
         confidence=float(confidence),
-        pass_rate=p,
+        pass_rate=c / n,
         pass_rate_low=wilson.low,
         pass_rate_high=wilson.high,
-        plugin=_power(p, q, k),
-        plugin_low=_power(wilson.low, wilson.one_minus_low, k),
-        plugin_high=_power(wilson.high, wilson.one_minus_high, k),
+        plugin=plugin_pass_hat_k(c, n, k),
+        # The Wilson bounds come with complements of their own, as accurate as they.
+        plugin_low=elementary.power(wilson.low, wilson.one_minus_low, k),
+        plugin_high=elementary.power(wilson.high, wilson.one_minus_high, k),
         unbiased=unbiased_pass_hat_k(c, n, k),
         pass_at_k=pass_at_k(c, n, k),
     )
