@@ -358,10 +358,10 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
             retired=retired,
         )
     except BaseException:
-        converter.close()
-        _remove_now(retired)
+        _remove_now(retired)  # swapped out before the failure: nobody else removes it
         raise
-    converter.close()
+    finally:
+        converter.close()
     summary = (
         f"built {result.pages} pages for {result.result_sets} result set"
         f"{'s' if result.result_sets != 1 else ''} ({result.files} files, "
