@@ -342,11 +342,16 @@ def summary_set_json(s: SetReport) -> Json:
 
 
 def summary_json(report: Report) -> Json:
-    return {
-        "k": report.k,
-        "confidence": report.confidence,
-        "result_sets": [summary_set_json(s) for s in report.sets],
-    }
+    """The whole `reportgen summary --format json` document."""
+    sets = []
+    for s in report.sets:
+        body = summary_set_json(s)
+        # Where `estimate --format json` has it: the check that chose the headline.
+        warnings = body.pop("warnings")
+        body["coverage"] = None if s.coverage is None else coverage_json(s.coverage)
+        body["warnings"] = warnings
+        sets.append(body)
+    return {"k": report.k, "confidence": report.confidence, "result_sets": sets}
 
 
 def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None = None) -> Json:

@@ -80,6 +80,7 @@ def test_summary_json_matches_estimate_json(
         "excluded_runs",
         "tasks",
         "reliability_at_k",
+        "coverage",
         "warnings",
     ]
     assert (rs["suite"], rs["model"], rs["name"], rs["format"]) == ("suite", "", "suite", "jsonl")
@@ -102,6 +103,13 @@ def test_summary_json_matches_estimate_json(
     ]
     assert trimmed == estimate["tasks"]
     assert rs["reliability_at_k"] == estimate["reliability_at_k"]
+    # The same check on the same shape and counts: the same simulated coverage.
+    assert rs["coverage"] == estimate["coverage"]
+    assert [i["interval"] for i in rs["coverage"]["intervals"]][:3] == [
+        "plugin_t",
+        "unbiased_t",
+        "bootstrap",
+    ]
     assert rs["warnings"] == estimate["warnings"] == []
 
 
