@@ -190,7 +190,12 @@ def _identity(info: os.stat_result) -> tuple[int, ...]:
 
 class Cache:
     def __init__(self, output: Path) -> None:
-        self.folder = output.absolute().parent / CACHE_DIR / output.name
+        # Beside the output as the system finds it: "out/../site" must not make an
+        # empty out/ for the cache, and "a/.." names the folder a, not "..".
+        place = output.absolute()
+        if place.name in ("", ".", ".."):
+            place = place.resolve()
+        self.folder = place.parent.resolve() / CACHE_DIR / place.name
 
     # -- the kinds of entry
 

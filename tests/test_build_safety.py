@@ -282,6 +282,29 @@ def test_symlinked_output_is_followed_not_replaced(tmp_path: Path) -> None:
     assert not [p.name for p in beside if p.name.startswith(".site.")]
 
 
+def test_output_path_through_dotdot_makes_no_stray_folder(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    status, err = cli("build", str(results), "-o", str(tmp_path / "out" / ".." / "site"))
+    assert status == 0, err
+    assert (tmp_path / "site" / "index.html").is_file()
+    # The cache sits beside the site as the system found it, not under out/.
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / ".reportgen-cache" / "site").is_dir()
+    # The same site named plainly finds that cache and keeps every file.
+    status, err = cli("build", str(results), "-o", str(tmp_path / "site"))
+    assert status == 0 and "nothing changed" in err, err
+
+
+def test_output_ending_in_dotdot_keeps_its_cache_outside_the_site(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    (tmp_path / "site" / "sub").mkdir(parents=True)
+    status, err = cli("build", str(results), "-o", str(tmp_path / "site" / "sub" / ".."), "--force")
+    assert status == 0, err
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert not (tmp_path / "site" / ".reportgen-cache").exists()
+    assert (tmp_path / ".reportgen-cache" / "site").is_dir()
+
+
 def test_dangling_symlinked_output_is_refused(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     link = tmp_path / "site"
