@@ -14,6 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from reportgen.check_output import code, escape_data, escape_property
 from reportgen.cli import main
 from reportgen.stats.estimate import estimate_suite
+from reportgen.stats.task_tests import natural_key
 from reportgen.views import reliability_json
 
 Counts = dict[str, tuple[int, int]]
@@ -479,7 +480,16 @@ def test_a_baseline_sharing_no_result_set_is_said_out_loud(
     assert "compared nothing" not in capsys.readouterr().err
 
 
-def test_pages_list_the_changed_tasks_worst_first(example_site: Path) -> None:
+_GROUPS = ["regressed", "improved", "moved down", "moved up"]
+
+
+def _reading_order(row: dict[str, Any]) -> tuple[Any, ...]:
+    """Where a task-test row stands in the pages' tables (see TaskTests.calls_first)."""
+    p = row["p_higher"] if row["change"] > 0 else row["p_lower"]
+    return _GROUPS.index(row["verdict"]), p, -abs(row["change"]), natural_key(row["id"])
+
+
+def test_pages_list_the_calls_first_and_report_json_worst_first(example_site: Path) -> None:
     import re
 
     doc = json.loads((example_site / "report.json").read_text())
@@ -497,9 +507,13 @@ def test_pages_list_the_changed_tasks_worst_first(example_site: Path) -> None:
         html = page.read_text()
         table = html[html.index(f'id="{table_id}"') : html.index("</table>", html.index(table_id))]
         shown = re.findall(r'<tr><th scope="row">([^<]+)</th>', table)
-        assert shown == [row["id"] for row in tests["tasks"]]
+        # report.json ranks on the evidence of a fall (worst first) ...
         falls = [row["p_lower"] for row in tests["tasks"]]
-        assert falls == sorted(falls)  # worst (strongest evidence of a fall) first
+        assert falls == sorted(falls)
+        # ... and the page's table lists the calls, falls then rises, then the changes
+        # within noise, each group by the p-value in its own direction.
+        changed = [row for row in tests["tasks"] if row["verdict"] != "unchanged"]
+        assert shown == [row["id"] for row in sorted(changed, key=_reading_order)]
         assert tests["regressed"] == sum(r["verdict"] == "regressed" for r in tests["tasks"])
     # The comparison reads A first, as its other tables do: A's counts, then B's.
     counts = {

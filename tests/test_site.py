@@ -363,6 +363,62 @@ def test_methodology_claims_about_coverage_follow_its_table(example_site: Path) 
         assert re.search(rf"{re.escape(label)} {tasks} {share}% ", text), (tasks, share)
 
 
+def test_pass_at_k_is_set_against_pass_hat_k_of_the_same_estimator(example_site: Path) -> None:
+    """The pages' first contrast of "at least once" with "every time" uses the unbiased
+    estimate of both, as its worked example's table gives them (not pass@k unbiased
+    against pass^k plug-in)."""
+    method = " ".join(_text(example_site / "methodology.html").split())
+    intro = re.search(
+        r"at least one of (\d+) runs passes is (\d\.\d{3}), yet the chance that all \1 pass "
+        r"is only (\d\.\d{3}) \(both unbiased estimates\)",
+        method,
+    )
+    assert intro, "the methodology's opening contrast is missing"
+    k, at_k, hat_k = intro.groups()
+    assert f"pass^{k}, unbiased {hat_k} " in method and f"pass@{k} {at_k} " in method
+    faq = " ".join(_text(example_site / "faq.html").split())
+    table = re.search(rf"pass@{k} (\d\.\d{{3}}) .*?pass\^{k}, unbiased (\d\.\d{{3}})", faq)
+    assert table and table.groups() == (at_k, hat_k)
+    miss = re.search(
+        r"only with probability (\d\.\d{3}), yet fails at least one of \d+ runs with "
+        r"probability (\d\.\d{3}) \(both from the unbiased estimates\)",
+        faq,
+    )
+    assert miss, "the FAQ's contrast is missing"
+    assert float(miss[1]) == round(1 - float(at_k), 3)
+    assert float(miss[2]) == round(1 - float(hat_k), 3)
+
+
+def _table_rows(page: Path, table_id: str) -> list[list[str]]:
+    """The body rows of one table, each as its cells' text."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index(f'<caption id="{table_id}">')
+    body = text[start : text.index("</table>", start)]
+    return [
+        [_words(cell).strip() for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", body.partition("<tbody>")[2], re.S)
+    ]
+
+
+def test_task_test_tables_list_calls_before_changes_within_noise(example_site: Path) -> None:
+    # agent-beta's last step has one task improved beyond noise among many within it.
+    page = example_site / "sets" / "agent-beta-support-desk" / "trend.html"
+    verdicts = [row[-1] for row in _table_rows(page, "trend-task-tests")]
+    assert "improved" in verdicts and "within noise" in verdicts
+    order = ["regressed", "improved", "within noise"]
+    ranks = [order.index(v) for v in verdicts]
+    assert ranks == sorted(ranks), verdicts
+
+
+def test_compare_page_states_both_holm_families(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
+    for comparison in report["comparisons"]:
+        family = comparison["task_tests"]["family"]
+        text = _text(example_site / comparison["page"])
+        assert re.search(rf"across the {family['lower']} tasks? whose counts could show it", text)
+        assert f"across the {family['higher']} that could show that" in text
+
+
 def test_an_interval_said_to_exclude_zero_prints_bounds_of_one_sign(example_site: Path) -> None:
     number = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
     seen = 0

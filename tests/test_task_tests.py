@@ -346,3 +346,25 @@ def test_gate_finds_five_real_drops_among_two_hundred_tasks() -> None:
     assert found.gate_fails >= 0.9
     assert found.found_share > 0.5 + 3 * math.sqrt(0.25 / (5 * REPLICATES))
     assert found.false_calls <= 0.05 + 3 * SD
+
+
+@given(st.lists(st.tuples(small_counts, small_counts), min_size=1, max_size=60))
+def test_calls_first_lists_the_calls_then_the_noise_each_by_its_own_p(
+    tables: list[tuple[tuple[int, int], tuple[int, int]]],
+) -> None:
+    ids = [f"t{i}" for i in range(len(tables))]
+    result = task_tests(
+        ids,
+        ([t[0][0] for t in tables], [t[0][1] for t in tables]),
+        ([t[1][0] for t in tables], [t[1][1] for t in tables]),
+        level=0.2,  # calls in both directions are common at these sizes
+    )
+    shown = result.calls_first
+    assert sorted(t.id for t in shown) == sorted(t.id for t in result.changed)
+    groups = [REGRESSED, IMPROVED, MOVED_DOWN, MOVED_UP]
+    ranks = [groups.index(t.verdict) for t in shown]
+    assert ranks == sorted(ranks)
+    for group in groups:
+        members = [t for t in shown if t.verdict == group]
+        p = [t.p_higher if t.change > 0 else t.p_lower for t in members]
+        assert p == sorted(p), group

@@ -47,7 +47,7 @@ NEAR_NOMINAL = 0.025
 _BOOTSTRAP_BUDGET = 6_000_000
 _DIRECT_COST = 4
 #: Fewer suites than this would leave the bootstrap's coverage too noisy to print.
-_MIN_BOOTSTRAP_REPLICATES = 50
+MIN_BOOTSTRAP_REPLICATES = 50
 # Array elements per working array in the direct sampler (about 50 MB in all).
 _DIRECT_ELEMENTS = 500_000
 _MULTINOMIAL_ELEMENTS = 4_000_000
@@ -236,7 +236,7 @@ def _bootstrap_replicates(runs: IntArray, wanted: int, resamples: int) -> int:
     # A task resampled directly costs about four multinomial categories.
     unit = min(int(np.sum(np.unique(runs) + 1)), _DIRECT_COST * int(runs.shape[0]))
     affordable = _BOOTSTRAP_BUDGET // max(resamples * unit, 1)
-    if affordable < _MIN_BOOTSTRAP_REPLICATES:
+    if affordable < MIN_BOOTSTRAP_REPLICATES:
         return 0
     return int(min(wanted, affordable))
 

@@ -309,6 +309,23 @@ class TaskTests:
         """Every task whose pass rate differs, worst first."""
         return tuple(t for t in self.tasks if t.verdict != UNCHANGED)
 
+    @property
+    def calls_first(self) -> tuple[TaskChange, ...]:
+        """The changed tasks in the order a table reads best: the falls called
+        regressed, the rises called improved, then the changes within noise (down,
+        then up), each group by the p-value in its own direction, smallest first.
+
+        `changed` ranks on the p-value of a fall alone, so the clearest rise came
+        last, below every change within noise.
+        """
+        group = {REGRESSED: 0, IMPROVED: 1, MOVED_DOWN: 2, MOVED_UP: 3}
+
+        def key(t: TaskChange) -> tuple[int, float, float, tuple[tuple[int, int, str], ...]]:
+            p = t.p_higher if t.change > 0 else t.p_lower
+            return group[t.verdict], p, -abs(t.change), natural_key(t.id)
+
+        return tuple(sorted(self.changed, key=key))
+
 
 def _family(
     p: FloatArray, smallest: FloatArray | None, level: float, control: str

@@ -51,7 +51,7 @@ from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stag
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
 from ..stats.compare import compare as compare_sets
-from ..stats.coverage import CoverageCheck, check_coverage
+from ..stats.coverage import MIN_BOOTSTRAP_REPLICATES, CoverageCheck, check_coverage
 from ..stats.estimate import (
     SuiteInterval,
     TaskEstimates,
@@ -436,6 +436,7 @@ def render_content(
             bh=lambda p: [float(v) for v in benjamini_hochberg(p)],
             wilson_halfwidth=wilson_halfwidth,
             coverage=coverage,
+            min_bootstrap=MIN_BOOTSTRAP_REPLICATES,
             shown_bootstrap=shown_bootstrap_interval,
             headline=lambda check: choose_headline(check, True),
         )
