@@ -16,7 +16,7 @@ from .readers import Source, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
 from .stats.planner import Plan
-from .terminal import fixed, percent, signed_bracket, table
+from .terminal import fixed, percent, signed, signed_bracket, table
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
             if d.high < 0
             else "includes 0"
         )
-        rows.append([label, fixed(d.estimate), interval, verdict])
+        rows.append([label, signed(d.estimate), interval, verdict])
     lines.append(
         table(
             ["difference", "A - B", f"{level} interval", "reading"],
@@ -111,7 +111,7 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
             [False, True, True, False],
         )
     )
-    lines.append(f"correlation of per-task pass^{k}: {fixed(cmp.correlation)}")
+    lines.append(f"correlation of per-task plug-in pass^{k}: {fixed(cmp.correlation)}")
     for label, ids in (
         ("solved every run only by A", cmp.a_only_solved),
         ("solved every run only by B", cmp.b_only_solved),
@@ -120,17 +120,24 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
     ):
         lines.append(f"{label} ({len(ids)}): {', '.join(ids) or 'none'}")
     # Only tasks A does worse on: the ranking runs on into improvements when few fell.
+    lead = cmp.diff_lead
+    lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
     worst = [
-        [cmp.shared[i], fixed(cmp.diff_plugin[i]), fixed(cmp.diff_pass_rate[i])]
+        [cmp.shared[i], signed(lead[i]), signed(cmp.diff_pass_rate[i])]
         for i in cmp.ranked[:10]
-        if cmp.diff_plugin[i] < 0
+        if lead[i] < 0
     ]
     lines.append("")
     if worst:
         lines.append("biggest regressions (A - B):")
-        lines.append(table(["task", f"pass^{k}", "pass rate"], worst, [False, True, True]))
+        lines.append(
+            table(["task", f"pass^{k} {lead_name}", "pass rate"], worst, [False, True, True])
+        )
     else:
-        lines.append(f"biggest regressions (A - B): none, no shared task has a lower pass^{k} in A")
+        lines.append(
+            f"biggest regressions (A - B): none, no shared task has a lower {lead_name} "
+            f"pass^{k} in A"
+        )
     lines.extend(f"warning: {w}" for w in cmp.warnings)
     return "\n".join(lines) + "\n"
 

@@ -88,6 +88,15 @@ def fixed(value: float | None) -> str:
     return f"{value:.3f}"
 
 
+def signed(value: float | None) -> str:
+    """A difference with its sign, three decimals: +0.029, -0.084; 0.000 when it
+    rounds to nothing; 'n/a' for an undefined one."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    text = f"{value:+.3f}"
+    return "0.000" if text[1:] == "0.000" else text
+
+
 def bracket(low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return "[n/a]"

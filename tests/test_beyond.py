@@ -110,7 +110,9 @@ def test_compare_files_json_matches_the_core() -> None:
     diff = doc["difference"]["plugin"]
     assert set(diff) == {"estimate", "low", "high", "sd", "t", "df"}
     assert diff["df"] == 39 and diff["low"] > 0  # beta is reliably better on these tasks
-    regressions = [t["difference"]["plugin"] for t in doc["tasks"]]
+    # Biggest regressions first, by the difference the comparison leads with.
+    assert doc["headline"] == "unbiased"
+    regressions = [t["difference"]["unbiased"] for t in doc["tasks"]]
     assert regressions == sorted(regressions)
 
 
@@ -162,16 +164,20 @@ def test_compare_lists_only_tasks_that_fell_as_regressions(tmp_path: Path) -> No
         )
         return path
 
-    old = write("old", {"a": 4, "b": 4, "c": 1, "d": 2})
-    new = write("new", {"a": 2, "b": 4, "c": 4, "d": 1})
+    old = write("old", {"a": 4, "b": 4, "c": 1, "d": 3, "e": 2})
+    new = write("new", {"a": 2, "b": 4, "c": 4, "d": 2, "e": 1})
     status, text = run(["compare", str(new), str(old)])
     assert status == 0
-    # a fell (4 -> 2 of 4) and d fell (2 -> 1); c rose and b held: neither is listed.
+    # a fell (4 -> 2 of 4) and d fell (3 -> 2); c rose and b held: neither is listed.
+    # Nor is e (2 -> 1 of 4): its unbiased pass^3, the headline, is 0 both times.
     assert [task for task, _ in _regressions(text)] == ["a", "d"]
+    assert "pass^3 unbiased" in text
     assert all(diff < 0 for _, diff in _regressions(text))
-    status, text = run(["compare", str(write("same", {"a": 4, "b": 4, "c": 4, "d": 4})), str(old)])
+    same = write("same", {"a": 4, "b": 4, "c": 4, "d": 4, "e": 4})
+    status, text = run(["compare", str(same), str(old)])
     assert status == 0
-    assert "biggest regressions (A - B): none, no shared task has a lower pass^3 in A" in text
+    none = "biggest regressions (A - B): none, no shared task has a lower unbiased pass^3 in A"
+    assert none in text
 
 
 def test_plan_says_when_no_difference_can_be_detected() -> None:

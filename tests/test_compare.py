@@ -353,3 +353,38 @@ def test_a_difference_bound_never_prints_as_zero_unless_it_is(value: float, show
     assert signed_bound(value) == shown
     if value != 0 and shown != "n/a":
         assert float(shown) != 0 and (float(shown) > 0) == (value > 0)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.0291, "+0.029"),
+        (-0.0844, "-0.084"),
+        (0.0004, "0.000"),  # no sign on a difference that prints as nothing
+        (-0.0004, "0.000"),
+        (-0.0, "0.000"),
+        (1.0, "+1.000"),
+        (None, "n/a"),
+        (float("nan"), "n/a"),
+    ],
+)
+def test_a_difference_prints_with_its_sign(value: float | None, shown: str) -> None:
+    from reportgen.terminal import signed
+
+    assert signed(value) == shown
+
+
+def test_compare_ranks_tasks_by_the_difference_it_leads_with() -> None:
+    # x: 3/4 against 4/4, y: 7/10 against 10/10. Unbiased pass^3 differences -0.750
+    # and -0.708 put x first; plug-in ones, -0.578 and -0.657, would put y first.
+    a = {"x": (3, 4), "y": (7, 10), "z": (4, 4)}
+    b = {"x": (4, 4), "y": (10, 10), "z": (4, 4)}
+    cmp = compare(a, b, 3)
+    assert cmp.headline == "unbiased"
+    assert [cmp.shared[i] for i in cmp.ranked] == ["x", "y", "z"]
+    assert list(cmp.diff_lead[cmp.ranked]) == sorted(cmp.diff_unbiased)
+    assert [cmp.shared[i] for i in np.argsort(cmp.diff_plugin)] == ["y", "x", "z"]
+    # With a task below k runs the unbiased difference is undefined: plug-in ranks.
+    short = compare({**a, "w": (1, 2)}, {**b, "w": (2, 2)}, 3)
+    assert short.headline == "plugin"
+    assert list(short.diff_lead[short.ranked]) == sorted(short.diff_plugin)

@@ -410,6 +410,28 @@ def test_task_test_tables_list_calls_before_changes_within_noise(example_site: P
     assert ranks == sorted(ranks), verdicts
 
 
+def test_compare_page_signs_its_differences_and_ranks_by_the_headline(
+    example_site: Path,
+) -> None:
+    report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
+    signed = re.compile(r"[+-]\d\.\d{3}|0\.000|n/a")
+    for comparison in report["comparisons"]:
+        page = example_site / comparison["page"]
+        rows = _table_rows(page, "compare-table-2")
+        assert len(rows) == comparison["shared_tasks"]
+        for row in rows:
+            assert all(signed.fullmatch(cell) for cell in row[3:]), row
+        # Shown in report.json's order, which runs by the headline difference.
+        headline = comparison["headline"]
+        assert [row[0].split()[0] for row in rows] == [t["id"] for t in comparison["tasks"]]
+        lead = [t["difference"][headline] for t in comparison["tasks"]]
+        assert lead == sorted(lead)
+        for row in _table_rows(page, "compare-table-1"):
+            assert signed.fullmatch(row[1]), row
+        changes = [row[3] for row in _table_rows(page, "compare-task-tests")]
+        assert changes and all(signed.fullmatch(cell) for cell in changes)
+
+
 def test_compare_page_states_both_holm_families(example_site: Path) -> None:
     report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
     for comparison in report["comparisons"]:

@@ -15,7 +15,8 @@ here is the textbook paired Student-t interval over the shared tasks.
 
 Ordering: every list of task ids (shared tasks, only_in_a, only_in_b, flipped)
 is sorted by id, so the result does not depend on the order of the inputs. The
-per-task table (`Comparison.ranked`) puts the biggest regressions first.
+per-task table (`Comparison.ranked`) puts the biggest regressions first, by the
+headline difference (the unbiased one when every shared task has k runs).
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ class Comparison:
     @property
     def lead(self) -> SuiteInterval:
         return self.unbiased if self.headline == "unbiased" else self.plugin
+
+    @property
+    def diff_lead(self) -> FloatArray:
+        """Each shared task's pass^k difference A - B by the headline estimator."""
+        return self.diff_unbiased if self.headline == "unbiased" else self.diff_plugin
 
 
 def _counts_arrays(name: str, counts: Counts) -> tuple[list[str], IntArray, IntArray]:
@@ -197,8 +203,11 @@ def compare(
     a_only_solved = tuple(shared[i] for i in np.flatnonzero(solved_a & ~solved_b))
     b_only_solved = tuple(shared[i] for i in np.flatnonzero(solved_b & ~solved_a))
 
-    # `shared` is sorted by id, so a stable sort on d breaks ties by id.
-    ranked = np.argsort(diff_plugin, kind="stable").astype(np.int64)
+    # By the difference the page leads with (see Comparison.headline: the unbiased one
+    # is defined for every task exactly when its mean is). `shared` is sorted by id,
+    # so a stable sort breaks ties by id.
+    by = diff_plugin if bool(np.isnan(diff_unbiased).any()) else diff_unbiased
+    ranked = np.argsort(by, kind="stable").astype(np.int64)
 
     warnings: list[str] = []
     for side, names in (("A", only_in_a), ("B", only_in_b)):

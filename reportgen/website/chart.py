@@ -23,7 +23,7 @@ from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import FloatArray
-from ..terminal import fixed, percent, signed_bracket, terminal_safe
+from ..terminal import percent, signed, signed_bracket, terminal_safe
 from .chart_engine import Converter
 from .charts import Chart, SiteCharts
 
@@ -381,18 +381,18 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         alt.Chart(datasets.add([{"v": 0.0}, {"v": 1.0}]))
         .mark_line(color=GREY, strokeDash=[4, 4])
         .encode(
-            x=alt.X("v:Q", scale=_scale01(""), title=f"A: pass^{k}"),
-            y=alt.Y("v:Q", scale=_scale01(""), title=f"B: pass^{k}"),
+            x=alt.X("v:Q", scale=_scale01(""), title=f"A: pass^{k} (plug-in)"),
+            y=alt.Y("v:Q", scale=_scale01(""), title=f"B: pass^{k} (plug-in)"),
         )
     )
     points = _circles(datasets, "a", pa, "b", pb, opacity=0.6)
     d = cmp.lead
     lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
-    title = f"pass^{k} per shared task, A against B"
+    title = f"Plug-in pass^{k} per shared task, A against B"
     description = (
         f"Each circle is one of {len(cmp.shared)} shared tasks: across, its plug-in pass^{k} "
         f"for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal favour A. "
-        f"Mean difference A − B ({lead_name}): {fixed(d.estimate)}, {level} interval "
+        f"Mean difference A − B ({lead_name}): {signed(d.estimate)}, {level} interval "
         f"{signed_bracket(d.low, d.high)}."
     )
     chart = (diagonal + points).properties(width=300, height=300, title=title)

@@ -51,6 +51,7 @@ from ..terminal import (
     percent,
     percent1,
     plain_warning,
+    signed,
     signed_bracket,
 )
 from ..views import report_json
@@ -179,6 +180,7 @@ def environment(theme: Theme) -> jinja2.Environment:
         finalize=_isolated,
     )
     env.filters["f3"] = fixed
+    env.filters["signed"] = signed
     env.filters["pvalue"] = p_value
     env.filters["pct"] = percent
     env.filters["pct1"] = percent1
@@ -860,16 +862,17 @@ def _side(href: str | None, label: str) -> str:
 def comparison_table_rows(
     c: ComparisonReport, with_pages: Mapping[str, Collection[int]] | None = None
 ) -> Markup:
-    """Shared tasks, biggest regressions first, linking to both task pages (those made)."""
+    """Shared tasks, biggest regressions first (by the headline difference), linking to
+    both task pages (those made)."""
     rows = []
     for row in _comparison_rows(c, with_pages):
         rows.append(
             f'<tr><th scope="row">{escape(row["id"])} <span class="meta">'
             f"({_side(row['href_a'], 'A')}, {_side(row['href_b'], 'B')})</span></th>"
             f'<td class="num">{row["a"]}</td><td class="num">{row["b"]}</td>'
-            f'<td class="num">{fixed(row["plugin"])}</td>'
-            f'<td class="num">{fixed(row["unbiased"])}</td>'
-            f'<td class="num">{fixed(row["pass_rate"])}</td></tr>\n'
+            f'<td class="num">{signed(row["plugin"])}</td>'
+            f'<td class="num">{signed(row["unbiased"])}</td>'
+            f'<td class="num">{signed(row["pass_rate"])}</td></tr>\n'
         )
     return Markup("".join(rows))
 
@@ -877,7 +880,7 @@ def comparison_table_rows(
 def _comparison_rows(
     c: ComparisonReport, with_pages: Mapping[str, Collection[int]] | None = None
 ) -> list[dict[str, Any]]:
-    """Shared tasks, biggest regressions (A - B most negative) first, with both pages
+    """Shared tasks, biggest regressions (headline A - B most negative) first, with both pages
     (None for a task that has no page)."""
     cmp = c.comparison
 
