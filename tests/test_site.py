@@ -537,6 +537,33 @@ def test_template_error_leaves_previous_site(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")] == []
 
 
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("{{ 1 / 0 }}", "ZeroDivisionError: division by zero"),
+        ('{{ "%d" | format("x") }}', "TypeError: %d format"),
+        ("{{ [1][5] }}", "list object has no element 5"),  # undefined, strictly
+        ('{{ "{:d}".format("x") }}', "ValueError: Unknown format code"),
+    ],
+)
+def test_failing_template_expression_is_a_located_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], expression: str, reason: str
+) -> None:
+    site, before = _previous_site(tmp_path)
+    broken = tmp_path / "theme"
+    broken.mkdir()
+    (broken / "task.html").write_text(
+        "{% extends 'base.html' %}{% block main %}\n<p>fine</p>\n" + expression + "{% endblock %}\n"
+    )
+    config = str(ROOT / "example/reportgen.yaml")
+    status = run_cli(["build", "--config", config, "-o", str(site), "--templates", str(broken)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert f"{broken / 'task.html'}:3: template error: {reason}" in err
+    assert "Traceback" not in err
+    assert tree(site) == before
+
+
 def test_interrupted_build_leaves_previous_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

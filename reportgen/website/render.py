@@ -525,7 +525,13 @@ class Renderer:
                 f"{error.filename or template}:{error.lineno}: template error: {error.message}"
             ) from None
         except jinja2.UndefinedError as error:
-            raise UserError(f"{template}: template error: {error}") from None
+            where = _template_place(error) or template
+            raise UserError(f"{where}: template error: {error}") from None
+        except (ArithmeticError, LookupError, TypeError, ValueError) as error:
+            # A template's own expression failed ({{ 1/0 }}, "%d"|format("x")): the
+            # author's mistake, told with its place rather than as a traceback.
+            where = _template_place(error) or template
+            raise UserError(f"{where}: template error: {type(error).__name__}: {error}") from None
         return path, html.encode("utf-8")
 
     def _folders(self) -> str:
@@ -920,6 +926,21 @@ def _ignore_interrupts() -> None:
     # Ctrl-C reaches every process of the terminal's group: the build stops in the
     # parent, which says so once; without this each worker printed a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _template_place(error: BaseException) -> str | None:
+    """ "file:line" of the innermost template frame of `error`'s traceback, if any.
+
+    Jinja gives the frames of compiled templates the template's file name and line.
+    """
+    place = None
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.endswith((".html", ".xml", ".svg", ".txt")):
+            place = f"{name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return place
 
 
 def _render_chunk(indices: list[int]) -> list[tuple[str, bytes | Written]]:
