@@ -140,3 +140,19 @@ def test_front_matter_is_parsed_once_per_text_and_each_caller_gets_its_own_copy(
     assert parsed == [text, other]
     with pytest.raises(UserError, match=r"^bad\.md: front matter: "):
         content.front_matter("---\ntitle: [\n---\n", "bad.md")
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("{{ 1 / 0 }}", "division by zero"),
+        ('{{ {}.pop("gone") }}', "'gone'"),
+        ('{{ "{:d}".format("x") }}', "Unknown format code"),
+    ],
+)
+def test_a_failing_content_expression_is_a_located_error(
+    tmp_path: Path, expression: str, reason: str
+) -> None:
+    text = "---\ntitle: Notes\n---\n\nfine\n\n" + expression + "\n"
+    with pytest.raises(UserError, match=rf"^notes\.md:7: .*{reason}"):
+        render_content(text, SITE, "notes.md")

@@ -444,7 +444,7 @@ def render_content(
         line = getattr(error, "lineno", None) or _template_line(error)
         where = f"{source}:{line + offset}" if line else source
         raise UserError(f"{where}: template error: {error}") from None
-    except (ValueError, TypeError, ArithmeticError) as error:
+    except (ValueError, TypeError, ArithmeticError, LookupError) as error:
         line = _template_line(error)
         where = f"{source}:{line + offset}" if line else source
         raise UserError(f"{where}: {error}") from None
