@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .cache import Cache, folder_digest, input_digest
+from .cache import Cache, SiteState, folder_digest, input_digest
 from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
@@ -74,8 +74,8 @@ class BuildResult:
     reused: str = ""
     #: Files of the site this build replaced (0 when there was none).
     previous_files: int = 0
-    #: What the report warns of, each as "set name: warning"; empty when the build
-    #: kept the previous site whole (that build printed them).
+    #: What the report warns of, each as "set name: warning" (when the build kept the
+    #: previous site whole, those the build that wrote it recorded).
     warnings: tuple[str, ...] = ()
 
 
@@ -197,19 +197,22 @@ def build(
     # The previous site's files, walked once: for the check below and the pages to keep.
     on_disk = site_on_disk(config.output) if (config.output / MARKER).is_file() else None
     state = _site_state(on_disk.files) if on_disk is not None else None
-    if previous is not None and previous[0] == state and state is not None:
+    if previous is not None and previous.counts == state and state is not None:
         kept, kept_bytes, kept_pages = state
         progress.clear()
+        for line in previous.notes:
+            progress.note(line)
         if converter is not None:
             converter.close()
         return BuildResult(
             output=config.output,
             files=kept,
             pages=kept_pages,
-            result_sets=previous[1],
+            result_sets=previous.result_sets,
             bytes=kept_bytes,
             seconds=time.perf_counter() - start,
             reused="nothing changed: kept every file of the previous build",
+            warnings=previous.warnings,
         )
 
     reusable = _reusable_pages(cache, on_disk) if cache is not None else {}
@@ -287,7 +290,9 @@ class _Job:
     retired: list[Path] | None = None
 
 
-def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
+def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> list[str]:
+    """Say which format each input was read as; returns the lines said."""
+    lines = []
     for path, format_name in loaded.formats:
         sources = [s for s in config.result_sets if str(s.path) == path]
         given = any(s.format for s in sources)
@@ -296,10 +301,13 @@ def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> None:
             {s.scorer for s in sources if s.scorer} if format_name in SCORER_FORMATS else ()
         )
         scorer = f"; scorer {', '.join(scorers)}" if scorers else ""
-        progress.note(f"read {path} ({format_name}{'' if given else ', detected'}{scorer})")
+        lines.append(f"read {path} ({format_name}{'' if given else ', detected'}{scorer})")
+        progress.note(lines[-1])
+    return lines
 
 
-def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
+def _read_and_estimate(job: _Job, reused: list[str], notes: list[str]) -> tuple[Loaded, Report]:
+    """Read (or take from the cache) and estimate; the lines said go to `notes`."""
     config, progress, cache = job.config, job.progress, job.cache
     inputs_key = job.keys[0]
     progress.update("reading inputs")
@@ -310,14 +318,15 @@ def _read_and_estimate(job: _Job, reused: list[str]) -> tuple[Loaded, Report]:
         loaded = load_sources(config.result_sets)
         if cache is not None:
             cache.put_inputs(inputs_key, loaded)
-    _note_formats(config, loaded, progress)
+    notes.extend(_note_formats(config, loaded, progress))
 
     progress.update("estimating")
     history = None
     if job.previous_history is not None:
         assert job.label is not None
         if config.history is not None and not config.history.exists():
-            progress.note(f"no history at {config.history} yet: starting one with {job.label!r}")
+            notes.append(f"no history at {config.history} yet: starting one with {job.label!r}")
+            progress.note(notes[-1])
         history = (job.previous_history, job.label)
     # The slow computations' results of the last build, where their arguments are unchanged.
     results = cache.get_results() if cache is not None else None
@@ -361,12 +370,13 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         config.confidence,
     )
     remembered = _last_report if cache is not None else None
+    notes: list[str] = []  # what is said about the inputs, said again if the site is kept
     if remembered is not None and remembered[0] == report_key:
         _, loaded, report = remembered
         reused.append("the report of the previous build")
-        _note_formats(config, loaded, progress)
+        notes.extend(_note_formats(config, loaded, progress))
     else:
-        loaded, report = _read_and_estimate(job, reused)
+        loaded, report = _read_and_estimate(job, reused, notes)
         _last_report = (report_key, loaded, report) if cache is not None else None
     progress.update("rendering pages")
     charts_key, cached = job.charts_key, job.cached_charts
@@ -424,8 +434,9 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         ) from None
     progress.clear()
     state = _site_state(on_disk)
+    warnings = tuple(f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s))
     if cache is not None:
-        cache.put_site(site_key, (state, len(report.sets)))
+        cache.put_site(site_key, SiteState(state, len(report.sets), tuple(notes), warnings))
         cache.put_pages(
             {path: (key, *on_disk[path]) for path, key in renderer.keys.items() if path in on_disk}
         )
@@ -440,5 +451,5 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         seconds=time.perf_counter() - job.start,
         reused=f"reused {' and '.join(reused)} from the cache" if reused else "",
         previous_files=len(job.previous.files) if job.previous is not None else 0,
-        warnings=tuple(f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s)),
+        warnings=warnings,
     )

@@ -29,6 +29,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -162,7 +163,22 @@ class Damaged(ValueError):
 
 
 T = TypeVar("T")
-SiteState = tuple[tuple[int, int, int], int]  # (files, bytes, pages) of the site, result sets
+
+
+@dataclass(frozen=True)
+class SiteState:
+    """What a build wrote, for the next build with the same key to keep it whole."""
+
+    #: (files, bytes, HTML pages): also a cheap check that nobody changed the site.
+    counts: tuple[int, int, int]
+    result_sets: int
+    #: The lines the build printed about its inputs ("read x.jsonl (jsonl, detected)")
+    #: and the report's warnings: printed again when the site is kept, so that a CI
+    #: log says the same whether or not the cache was warm.
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
 #: The last build's pages: path -> (what it was made from, as a key; size; mtime in ns).
 PageKeys = dict[str, tuple[str, int, int]]
 
@@ -215,8 +231,8 @@ class Cache:
         return self._get("site", entry, _site_from_json)
 
     def put_site(self, entry: str, state: SiteState) -> None:
-        (files, size, pages), sets = state
-        self._put("site", entry, [[files, size, pages], sets])
+        doc = [list(state.counts), state.result_sets, list(state.notes), list(state.warnings)]
+        self._put("site", entry, doc)
 
     def get_digests(self) -> KnownDigests:
         return KnownDigests(self._get("digests", "last", _digests_from_json))
@@ -536,9 +552,14 @@ def _charts_from_json(doc: Any) -> SiteCharts:
 
 
 def _site_from_json(doc: Any) -> SiteState:
-    counts, sets = _list(doc)
+    counts, sets, notes, warnings = _list(doc)
     files, size, pages = (_count(n) for n in _list(counts))
-    return (files, size, pages), _count(sets)
+    return SiteState(
+        (files, size, pages),
+        _count(sets),
+        tuple(_text(n) for n in _list(notes)),
+        tuple(_text(w) for w in _list(warnings)),
+    )
 
 
 _HASH = re.compile(r"[0-9a-f]{32}")

@@ -756,6 +756,13 @@ def test_pages_and_build_say_undefined_without_the_json_word_null(
     assert f"warning: {name['name']}: {said}" in " ".join(err.split())
     assert "(null)" not in err
     assert any(f"{said} are undefined (null)" in w for w in name["warnings"])
+    # A rebuild that keeps every file says the same: a CI log with a warm cache
+    # must not lose the warnings, nor which format each input was read as.
+    assert run_cli(["build", str(runs), "-o", str(site), "-k", "3"]) == 0
+    again = capsys.readouterr().err
+    assert "nothing changed: kept every file" in again
+    assert again.replace(again.splitlines()[-1], "") == err.replace(err.splitlines()[-1], "")
+    assert f"read {runs} (jsonl, detected)" in again
 
 
 def test_content_tables_are_named_after_the_heading_above_them(example_site: Path) -> None:
