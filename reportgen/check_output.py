@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .check import TaskGate, Verdict
+from .stats.estimate import counted
 from .stats.task_tests import IMPROVED, MOVED_DOWN, MOVED_UP, REGRESSED, TaskChange
 from .terminal import p_value, table
 from .views import task_tests_json
@@ -65,7 +66,7 @@ def _method(gate: TaskGate) -> str:
         f"over the {tests.family_lower} of {shared} shared tasks whose counts could show a fall "
         "(the others cannot reach the level)"
         if tests.screened
-        else f"over all {shared} shared tasks"
+        else f"over all {counted(shared, 'shared task', 'shared tasks')}"
     )
     return (
         f"one-sided {TEST_NAMES[tests.test]} on each task's pass rate; "

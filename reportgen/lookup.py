@@ -15,6 +15,7 @@ from .errors import UserError
 from .readers import Source, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
+from .stats.estimate import counted
 from .stats.planner import Plan
 from .terminal import fixed, percent, signed, signed_bracket, table
 
@@ -83,7 +84,8 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
 def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
     k, level = cmp.k, percent(cmp.confidence)
     lines = [
-        f"A = {a.name}, B = {b.name}: {len(cmp.shared)} shared tasks, k = {k}, "
+        f"A = {a.name}, B = {b.name}: {counted(len(cmp.shared), 'shared task', 'shared tasks')}, "
+        f"k = {k}, "
         f"paired {level} intervals of the mean difference A - B",
         "",
     ]

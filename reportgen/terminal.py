@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .stats.coverage import COVERAGE_NAMES, CoverageCheck
-from .stats.estimate import ONE_TASK_WARNING, SuiteEstimates, SuiteInterval
+from .stats.estimate import ONE_TASK_WARNING, SuiteEstimates, SuiteInterval, counted
 from .stats.headline import Headline
 
 if TYPE_CHECKING:  # the report model (and the history) load only for `summary`
@@ -175,7 +175,8 @@ def reliability_text(suite: SuiteEstimates, headline: Headline | None = None) ->
     if headline is not None:
         mark[headline.estimator] = "  (headline)"
     lines = [
-        f"reliability@{k} ({len(suite.tasks)} tasks, {level} Student-t interval across tasks)",
+        f"reliability@{k} ({counted(len(suite.tasks), 'task', 'tasks')}, {level} Student-t "
+        "interval across tasks)",
         "  " + suite_line("plug-in: ", suite.plugin) + mark["plugin"],
         "  " + suite_line("unbiased:", suite.unbiased) + mark["unbiased"],
     ]
@@ -261,7 +262,8 @@ def summary_text(report: Report) -> str:
     blocks = []
     for s in report.sets:
         rs = s.result_set
-        title = f"{rs.name}  ({rs.format}; {len(s.tasks)} tasks, {rs.runs} runs"
+        tasks, runs = counted(len(s.tasks), "task", "tasks"), counted(rs.runs, "run", "runs")
+        title = f"{rs.name}  ({rs.format}; {tasks}, {runs}"
         title += f", {rs.excluded_runs} excluded)" if rs.excluded_runs else ")"
         order = s.order_least_reliable()
         rows = task_rows(s.estimates, [s.tasks[i].id for i in range(len(s.tasks))])

@@ -145,7 +145,7 @@ def test_summary_text_shows_a_block_per_result_set(
     )
     status, text, _ = run(["summary", str(path), "-k", "2"], capsys)
     assert status == 0
-    assert "m1 · two  (jsonl; 1 tasks, 4 runs)" in text
+    assert "m1 · two  (jsonl; 1 task, 4 runs)" in text
     assert "m2 · two  (jsonl; 2 tasks, 8 runs)" in text
     for task in ("alpha-task", "beta-task", "gamma-task"):
         assert task in text
@@ -588,3 +588,17 @@ def test_build_with_bad_input_creates_no_output_folder(
     assert status == 2
     assert f"{bad}:1: not valid JSON: NaN" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_one_of_a_thing_is_said_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = write(tmp_path / "one.jsonl", GOOD_LINE)
+    status, text, _ = run(["summary", str(one)], capsys)
+    assert status == 0
+    assert "one  (jsonl; 1 task, 1 run)" in text
+    assert "reliability@3 (1 task, 95% Student-t interval across tasks)" in text
+    other = write(tmp_path / "other.jsonl", GOOD_LINE + '{"task": "b", "passed": false}\n')
+    status, text, _ = run(["compare", str(one), str(other)], capsys)
+    assert status == 0
+    assert "1 shared task, k = 3" in text
