@@ -462,3 +462,34 @@ def test_zero_width_warning_exactly_when_all_tasks_share_a_value(
             key=lambda b: b[1] - b[0],
         )
         assert warned[0].endswith(f"[{widest[0]:.3f}, {widest[1]:.3f}]")
+
+
+@given(
+    st.integers(65, 10_000).flatmap(
+        lambda n: st.tuples(st.integers(0, n), st.just(n), st.integers(65, n))
+    )
+)
+@settings(max_examples=200)
+def test_simulations_unbiased_pass_hat_k_is_close_to_the_exact_ratio(
+    case: tuple[int, int, int],
+) -> None:
+    # The simulations take the factors past the loop's 64 from log-gamma values;
+    # the pages' own per-task values are exact products. Both against 60 digits.
+    from reportgen.stats.estimate import unbiased_pass_hat_k
+
+    c, n, k = case
+    reference = mpmath.binomial(c, k) / mpmath.binomial(n, k)
+    arrays = np.array([c]), np.array([n])
+    for exact, tolerance in ((True, 1e-12), (False, 1e-9)):
+        value = float(unbiased_pass_hat_k(*arrays, k, exact=exact)[0])
+        assert abs(value - reference) <= tolerance * reference + 1e-300, (exact, value)
+
+
+def test_simulations_unbiased_pass_hat_k_at_a_billion_runs() -> None:
+    from reportgen.stats.estimate import unbiased_pass_hat_k
+
+    c, n, k = np.array([999_999_000, 500_000_000]), np.array([10**9, 10**9]), 1_000_000
+    values = unbiased_pass_hat_k(c, n, k, exact=False)
+    for value, successes in zip(values, c, strict=True):
+        reference = mpmath.binomial(int(successes), k) / mpmath.binomial(10**9, k)
+        assert abs(value - reference) <= 1e-4 * reference + 1e-300
