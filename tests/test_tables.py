@@ -943,3 +943,31 @@ def test_duckdb_works_in_bounded_memory_and_spills_into_a_folder_of_its_own(
         counts = {t.id: (t.successes, t.runs) for t in rs.tasks}
         assert counts == {f"task-{j}": (80, 120) for j in range(500)}
     assert list(work.iterdir()) == [] and list(spills.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("passed,task,passed", "line 1: 2 columns are named 'passed' (columns 1, 3)"),
+        ("task\tpassed\tPassed", "line 1: columns 'passed' and 'Passed' differ only in case"),
+        ("Task,passed,TASK", "line 1: columns 'Task' and 'TASK' differ only in case"),
+    ],
+)
+def test_a_column_named_twice_is_refused_not_read_first_wins(
+    tmp_path: Path, header: str, said: str
+) -> None:
+    separator = "\t" if "\t" in header else ","
+    path = tmp_path / ("runs.tsv" if separator == "\t" else "runs.csv")
+    path.write_text(header + "\n" + separator.join(["0", "a", "1"]) + "\n")
+    assert said in user_error(path)
+
+
+def test_a_repeated_column_nobody_reads_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text("task,passed,note,note\na,1,x,y\na,0,x,y\n")
+    assert counts_of(path) == {"a": (1, 2)}
+    # A column the mapping names counts as read.
+    with_map = tmp_path / "mapped.csv"
+    with_map.write_text("task,ok,ok\na,1,0\n")
+    (problem,) = problems_of(with_map, columns=(("passed", "ok"),))
+    assert "2 columns are named 'ok'" in problem

@@ -759,10 +759,43 @@ def _csv_problem(path: Path, delimiter: str) -> str | None:
     return None
 
 
+def _repeated_column(path: Path, delimiter: str, source: Source) -> str | None:
+    """A header that names a column reportgen would read twice (any case): DuckDB
+    renames the second ("passed_1"), so the first would silently win."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            header = next(csv.reader(handle, delimiter=delimiter), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None  # the reading proper says what is wrong
+    read = {alias for aliases in ALIASES.values() for alias in aliases} | {SCORE}
+    read |= {wanted.lower() for _, wanted in source.columns}
+    places: dict[str, list[int]] = {}
+    for place, name in enumerate(header, 1):
+        places.setdefault(name.strip().lower(), []).append(place)
+    for name, found in places.items():
+        if name in read and len(found) > 1:
+            spellings = list(dict.fromkeys(header[i - 1].strip() for i in found))
+            named = (
+                f"{len(found)} columns are named {spellings[0]!r}"
+                if len(spellings) == 1
+                else f"columns {' and '.join(map(repr, spellings))} differ only in case"
+            )
+            numbers = ", ".join(str(i) for i in found)
+            return (
+                f"line 1: {named} (columns {numbers}); rename all but one, so that it is "
+                "clear which to read"
+            )
+    return None
+
+
 def read_csv(source: Source, tally: Tally) -> None:
     """A comma- or tab-separated table, with a header row."""
     path = source.path
     delimiter = _delimiter(path)
+    repeated = _repeated_column(path, delimiter, source)
+    if repeated is not None:
+        tally.problems.add(f"{path}: {repeated}")
+        return
     _read_table(source, tally, _csv_sql(delimiter), "CSV", lambda: _csv_problem(path, delimiter))
 
 
