@@ -76,11 +76,18 @@ def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
     if not isinstance(sets, list):
         yield "result_sets: missing"
         return
+    ids: dict[str, int] = {}  # set id -> the first set that has it
     for i, rs in enumerate(sets):
         where = f"result_sets[{i}]"
         if not isinstance(rs, dict):
             yield f"{where}: expected an object"
             continue
+        set_id = rs.get("id")
+        if isinstance(set_id, str):
+            if set_id in ids:
+                # `site#id` would name either: a report does not repeat one.
+                yield f"{where}.id: {set_id!r} is also the id of result_sets[{ids[set_id]}]"
+            ids.setdefault(set_id, i)
         for key in ("id", "suite", "model", "name") if tasks else ("suite", "model", "name"):
             if not isinstance(rs.get(key), str):
                 yield f"{where}.{key}: expected a string"

@@ -341,6 +341,20 @@ def test_item9_malformed_report_json_in_check_and_compare(
         assert line.endswith(f"{bad}: {message}") or f"{bad}: {message}" in line, line
 
 
+def test_report_json_with_one_set_id_twice_is_refused(
+    small_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _broken(small_site, tmp_path, lambda d: d["result_sets"].append(_set(d)))
+    set_id = _set(json.loads(bad.read_text()))["id"]
+    said = f"{bad}: result_sets[1].id: {set_id!r} is also the id of result_sets[0]"
+    for argv in (
+        ["compare", str(bad), str(small_site)],
+        ["check", str(bad), "--min-reliability", "0.5"],
+    ):
+        (line,) = errors_of(argv, capsys)
+        assert said in line, line
+
+
 def test_item9_nan_k_in_report_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "report.json"
     report.write_text('{"schema_version": 1, "k": NaN, "confidence": 0.95, "result_sets": []}')
