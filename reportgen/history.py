@@ -210,9 +210,16 @@ class TrendPoint:
         """The paired change from the previous build, of the followed estimate."""
         if self.step is None:
             return None
+        return self.step.unbiased if self.change_estimator == "unbiased" else self.step.plugin
+
+    @property
+    def change_estimator(self) -> str | None:
+        """Which estimate `change` is of ("unbiased" or "plugin"); None for a first build."""
+        if self.step is None:
+            return None
         if self.estimator == "unbiased" and self.step.unbiased.estimate is not None:
-            return self.step.unbiased
-        return self.step.plugin
+            return "unbiased"
+        return "plugin"
 
     @property
     def significant(self) -> bool:

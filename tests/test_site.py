@@ -432,6 +432,32 @@ def test_compare_page_signs_its_differences_and_ranks_by_the_headline(
         assert changes and all(signed.fullmatch(cell) for cell in changes)
 
 
+def test_trend_chart_marks_only_the_change_it_tested(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
+    for set_id, builds in report["history"]["trends"].items():
+        page = (example_site / "sets" / set_id / "trend.html").read_text(encoding="utf-8")
+        marks = re.findall(
+            r'aria-label="build: ([^;]+); [^"]*series: ([^;]+); marked: ([^"]+)"', page
+        )
+        assert marks, set_id
+        by_build = {b["label"]: b for b in builds}
+        for shown, series, marked in marks:
+            point = by_build[shown]
+            followed = (
+                f"reliability@k {'unbiased' if point['headline'] == 'unbiased' else 'plug-in'}"
+            )
+            if point["change"] is None or series != followed:
+                assert marked == "change not tested", (set_id, build, series)
+            else:
+                significant = point["change"]["significant"]
+                assert marked == ("changed beyond noise" if significant else "within noise")
+    # The example has builds whose headline moved beyond noise, and its pass rate is
+    # never marked so (it was not tested).
+    text = (example_site / "sets" / "agent-beta-support-desk" / "trend.html").read_text()
+    assert "series: reliability@k unbiased; marked: changed beyond noise" in text
+    assert "series: pass rate; marked: changed beyond noise" not in text
+
+
 def test_compare_page_states_both_holm_families(example_site: Path) -> None:
     report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
     for comparison in report["comparisons"]:

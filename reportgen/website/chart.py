@@ -399,16 +399,31 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     return _render(chart_id, title, description, chart, datasets)
 
 
+#: How the trend chart marks each point: by what the step to it was found to be.
+_TREND_MARKS = {
+    "within noise": "circle",
+    "changed beyond noise": "diamond",
+    "change not tested": "square",
+}
+
+
 def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> Chart:
     """reliability@k (plug-in, unbiased) and the pass rate at each build, with intervals."""
     datasets = _Datasets()
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
+    tested_series = {"plugin": names[0], "unbiased": names[1]}
     labels = chart_labels([p.label for p in points])
     rows = []
     for order, p in enumerate(points):
+        # Only the followed estimate's change was tested: the other series say so.
+        tested = tested_series.get(p.change_estimator or "")
         for series, interval in zip(names, (p.plugin, p.unbiased, p.pass_rate), strict=True):
             if interval.estimate is None:
                 continue
+            if series != tested:
+                marked = "change not tested"
+            else:
+                marked = "changed beyond noise" if p.significant else "within noise"
             rows.append(
                 {
                     "build": labels[order],
@@ -417,10 +432,12 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
                     "estimate": interval.estimate,
                     "low": interval.estimate if interval.low is None else interval.low,
                     "high": interval.estimate if interval.high is None else interval.high,
-                    "marked": "changed beyond noise" if p.significant else "within noise",
+                    "marked": marked,
                 }
             )
     data = datasets.add(rows)
+    # Only the marks this chart has in its legend: a first build has no change to mark.
+    marks = [m for m in _TREND_MARKS if any(r["marked"] == m for r in rows)]
     x = alt.X("build:N", sort=labels, title="build", axis=alt.Axis(labelAngle=0, labelLimit=90))
     colour = alt.Color(
         "series:N", scale=alt.Scale(domain=names, range=[BLUE, GREEN, ORANGE]), title=None
@@ -447,9 +464,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
             color=colour,
             shape=alt.Shape(
                 "marked:N",
-                scale=alt.Scale(
-                    domain=["within noise", "changed beyond noise"], range=["circle", "diamond"]
-                ),
+                scale=alt.Scale(domain=marks, range=[_TREND_MARKS[m] for m in marks]),
                 title=None,
             ),
         )
@@ -460,9 +475,15 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
     which = "For one build" if count == 1 else f"For each of {count} builds, oldest first"
     description = (
         f"{which}: reliability@{k} (plug-in and "
-        "unbiased) and the mean pass rate, each with its interval. A diamond marks a build "
-        "whose change from the previous one is larger than the noise (its paired interval "
-        "excludes zero). The table below has the same numbers."
+        "unbiased) and the mean pass rate, each with its interval. "
+        + (
+            "A diamond marks a build whose change from the previous one, in the estimate "
+            "the trend follows (the headline), is larger than the noise (its paired "
+            "interval excludes zero); the other series' changes are not tested. "
+            if count > 1
+            else ""
+        )
+        + "The table below has the same numbers."
     )
     return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
