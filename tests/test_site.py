@@ -458,6 +458,23 @@ def test_trend_chart_marks_only_the_change_it_tested(example_site: Path) -> None
     assert "series: pass rate; marked: changed beyond noise" not in text
 
 
+def test_trend_pages_count_their_builds_against_the_history(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
+    everything = len(report["history"]["builds"])
+    for set_id, builds in report["history"]["trends"].items():
+        text = " ".join(_text(example_site / "sets" / set_id / "trend.html").split())
+        if len(builds) < everything:
+            assert f"In {len(builds)} of the {everything} builds in history.jsonl" in text
+        else:
+            assert f"{everything} builds in history.jsonl" in text
+    # The example has a set that joined the history late.
+    assert any(len(b) < everything for b in report["history"]["trends"].values())
+    overview = " ".join(_text(example_site / "index.html").split())
+    for rs in report["result_sets"]:
+        runs = sum(t["runs"] for t in rs["tasks"])
+        assert f"{runs} evaluated runs · {rs['excluded_runs']} excluded" in overview
+
+
 def test_compare_page_states_both_holm_families(example_site: Path) -> None:
     report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
     for comparison in report["comparisons"]:
