@@ -519,7 +519,7 @@ def test_a_suite_where_every_run_passed_says_what_its_zero_width_means(tmp_path:
     one.write_text("".join(json.dumps({"task": "only", "passed": i < 7}) + "\n" for i in range(10)))
     assert run_cli(["build", str(one), "--output", str(tmp_path / "one")]) == 0
     words = " ".join(_text(tmp_path / "one" / "index.html").split())
-    assert "1 task · 10 runs" in words and "1 tasks" not in words
+    assert "1 task · 10 evaluated runs" in words and "1 tasks" not in words
 
 
 def test_only_http_links_come_from_data(tmp_path: Path) -> None:
