@@ -123,9 +123,22 @@ def signed_bracket(low: float | None, high: float | None) -> str:
     return f"[{signed_bound(low)}, {signed_bound(high)}]"
 
 
+#: A text column is padded to at most this width: a longer cell (a task id of
+#: thousands of characters) gets a line of its own, above its row, instead of
+#: widening every row of the table.
+TEXT_COLUMN_WIDTH = 48
+
+
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
     """Columns padded to their widest cell; numbers right-aligned."""
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    widths = [
+        max(
+            len(row[i])
+            for row in [header, *rows]
+            if right[i] or len(row[i]) <= TEXT_COLUMN_WIDTH or row is header
+        )
+        for i in range(len(header))
+    ]
 
     def line(cells: Sequence[str]) -> str:
         padded = [
@@ -134,8 +147,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
         ]
         return "  ".join(padded).rstrip()
 
+    def lines(cells: Sequence[str]) -> list[str]:
+        long = [i for i, cell in enumerate(cells) if len(cell) > widths[i]]
+        if not long:
+            return [line(cells)]
+        # Each overlong text cell on a line of its own, then the row without them.
+        rest = ["" if i in long else cell for i, cell in enumerate(cells)]
+        return [*(cells[i] for i in long), line(rest)]
+
     rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(header), rule, *(line(row) for row in rows)]) + "\n"
+    return "\n".join([line(header), rule, *(text for row in rows for text in lines(row))]) + "\n"
 
 
 def suite_line(name: str, interval: SuiteInterval) -> str:

@@ -602,3 +602,25 @@ def test_one_of_a_thing_is_said_in_the_singular(
     status, text, _ = run(["compare", str(one), str(other)], capsys)
     assert status == 0
     assert "1 shared task, k = 3" in text
+
+
+def test_a_very_long_task_id_gets_a_line_of_its_own_not_a_wide_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_id = "t" * 5000
+    lines = [
+        json.dumps({"task": task, "passed": i % 2 == 0})
+        for task in ("a", long_id, "b")
+        for i in range(4)
+    ]
+    status, text, _ = run(
+        ["summary", str(write(tmp_path / "r.jsonl", "\n".join(lines) + "\n"))], capsys
+    )
+    assert status == 0
+    rows = text.splitlines()
+    assert rows.count(long_id) == 1  # whole, on its own line
+    table = rows[: next(i for i, row in enumerate(rows) if row.startswith("reliability@"))]
+    assert max(len(row) for row in table if row != long_id) < 120
+    # Its numbers follow on the next line, in the table's columns.
+    after = rows[rows.index(long_id) + 1]
+    assert after.split()[0] == "2/4" and after.startswith(" ")
