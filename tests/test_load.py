@@ -1020,3 +1020,23 @@ def test_a_task_split_over_two_files_is_an_error(tmp_path: Path) -> None:
     message = problems(Source(first), Source(second))[0]
     assert message.startswith(f"{second}: task 'a'")
     assert str(first) in message
+
+
+@pytest.mark.parametrize("fixture", ["inspect/mini.json", "tau2/results.json"])
+def test_a_json_log_cut_short_says_so_where_its_format_cannot_be_told(
+    tmp_path: Path, fixture: str
+) -> None:
+    # Cut at 300 bytes, before the keys that tell these formats apart.
+    head = (Path(__file__).parent / "fixtures" / fixture).read_bytes()[:300]
+    path = write(tmp_path, "cut.json", head)
+    message = single_problem(path)
+    line = head.count(b"\n") + 1
+    assert message.startswith(
+        f"{path}: line {line}: the JSON ends before its document does (cut short?), so its "
+        "format cannot be told; set format: (or --input-format)"
+    )
+
+
+def test_json_lines_no_format_claims_are_not_called_cut_short(tmp_path: Path) -> None:
+    path = write(tmp_path, "other.json", b'{"a": 1}\n{"b": 2}\n')
+    assert single_problem(path).startswith(f"{path}: cannot tell the format; ")

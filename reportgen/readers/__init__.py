@@ -14,6 +14,7 @@ format is one module with a `Reader` and one line here.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -102,6 +103,36 @@ def detect_format(path: Path) -> str | None:
     return next((reader.name for reader in READERS if reader.sniff(head)), None)
 
 
+#: Files up to this size that no format claims are parsed as JSON to say why.
+_EXPLAIN_JSON_BYTES = 64 * 1024 * 1024
+
+
+def _broken_json(path: Path) -> str | None:
+    """Said of a file that starts like one JSON document and ends before it does
+    ("line 9: JSON cut short"): a log cut short may lack the keys that tell its
+    format. Any other file no format claims is left to the plain message."""
+    try:
+        if path.stat().st_size > _EXPLAIN_JSON_BYTES:
+            return None
+        data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    except OSError:
+        return None
+    if not data.lstrip().startswith((b"{", b"[")):
+        return None
+    try:
+        json.loads(data)
+    except UnicodeDecodeError:
+        return None
+    except json.JSONDecodeError as error:
+        if error.pos < len(data.rstrip()):
+            return None  # not cut short: JSON Lines, or some other damage
+        return (
+            f"line {error.lineno}: the JSON ends before its document does (cut short?), so "
+            "its format cannot be told"
+        )
+    return None
+
+
 def load_source(source: Source, problems: Problems) -> tuple[str | None, list[ResultSet]]:
     """Read one file, or one folder of files of one format. Returns the format used
     (None if unreadable) and its result sets."""
@@ -137,8 +168,8 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
             if name is None:
                 # Name both ways to set it: the config key and the command-line flag.
                 problems.add(
-                    f"{path}: cannot tell the format; set format: (or --input-format) "
-                    f"to one of {', '.join(FORMATS)}"
+                    f"{path}: {_broken_json(path) or 'cannot tell the format'}; set format: "
+                    f"(or --input-format) to one of {', '.join(FORMATS)}"
                 )
                 return None, []
         files = [path]
