@@ -1040,3 +1040,34 @@ def test_a_json_log_cut_short_says_so_where_its_format_cannot_be_told(
 def test_json_lines_no_format_claims_are_not_called_cut_short(tmp_path: Path) -> None:
     path = write(tmp_path, "other.json", b'{"a": 1}\n{"b": 2}\n')
     assert single_problem(path).startswith(f"{path}: cannot tell the format; ")
+
+
+def test_an_input_given_twice_is_refused_not_counted_twice(tmp_path: Path) -> None:
+    path = write(tmp_path, "r.jsonl", jsonl({"task": "a", "passed": True}))
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(path)
+    for again in (path, path.absolute(), link):
+        with pytest.raises(UserError) as caught:
+            load_sources([Source(path=path), Source(path=again)])
+        (problem,) = caught.value.problems
+        also = "" if again == path else f" (as {path})"
+        assert problem == f"{again}: given twice{also}: its runs would count twice"
+
+
+def test_one_file_read_twice_with_different_settings_makes_two_sets(tmp_path: Path) -> None:
+    path = write(tmp_path, "r.jsonl", jsonl({"task": "a", "passed": True}))
+    loaded = load_sources([Source(path=path, model="x"), Source(path=path, model="y")])
+    assert [rs.model for rs in loaded.result_sets] == ["x", "y"]
+
+
+def test_files_given_one_by_one_that_share_a_task_point_to_their_folder(tmp_path: Path) -> None:
+    one = write(tmp_path / "runs", "1.jsonl", jsonl({"task": "a", "passed": True, "suite": "s"}))
+    two = write(tmp_path / "runs", "2.jsonl", jsonl({"task": "a", "passed": False, "suite": "s"}))
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(path=one), Source(path=two)])
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{two}: task 'a' of 's' is also in {one}; ")
+    assert "give the folder holding them instead" in problem
+    # ... which reads them together.
+    (rs,) = load_sources([Source(path=tmp_path / "runs")]).result_sets
+    assert [(t.id, t.successes, t.runs) for t in rs.tasks] == [("a", 1, 2)]

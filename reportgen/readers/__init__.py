@@ -232,7 +232,21 @@ def load_sources(sources: list[Source]) -> Loaded:
     problems = Problems()
     merged: dict[tuple[str, str], ResultSet] = {}
     formats: list[tuple[str, str]] = []
+    # Each input as read (resolved, with its settings) -> as given: the same file read
+    # the same way twice would count its runs twice. (Read twice with different
+    # settings, such as two scorers of one log, it makes two result sets.)
+    given: dict[Source, Path] = {}
     for source in sources:
+        try:
+            same_input = replace(source, path=source.path.resolve())
+        except (OSError, RuntimeError):  # a symlink loop: load_source says so
+            same_input = source
+        if same_input in given:
+            first = given[same_input]
+            also = "" if first == source.path else f" (as {first})"
+            problems.add(f"{source.path}: given twice{also}: its runs would count twice")
+            continue
+        given[same_input] = source.path
         format_name, sets = load_source(source, problems)
         if format_name is not None:
             formats.append((str(source.path), format_name))
@@ -284,8 +298,9 @@ def _merge(into: ResultSet, extra: ResultSet, problems: Problems) -> None:
         if task.id in known:
             problems.add(
                 f"{extra.sources[0]}: task {task.id!r} of {into.name!r} is also in "
-                f"{into.sources[0]}; give each task's runs in one file (or, for a format "
-                "with one file per run, the folder holding them)"
+                f"{into.sources[0]}; files given one by one must not share a task, so that "
+                "a file given twice is not counted twice: give the folder holding them "
+                "instead (its files are read together, with each run checked for repeats)"
             )
             continue
         into.tasks.append(task)
