@@ -182,6 +182,10 @@ PAGE_FACTS = """() => ({
     return {id: figure.id, visible, width: box.width, height: box.height};
   }),
   styled: getComputedStyle(document.body).marginTop === '0px',
+  // Table regions whose table is wider than they are (they scroll sideways).
+  wide: [...document.querySelectorAll('.table-wrap')]
+    .filter(region => region.scrollWidth > region.clientWidth + 1)
+    .map(region => region.getAttribute('aria-labelledby') || region.getAttribute('aria-label')),
   strip: (() => {
     const strip = document.querySelector('ol.strip');
     if (!strip) return null;
@@ -218,6 +222,7 @@ class Visit:
     charts: list[dict[str, Any]]
     styled: bool
     strip: dict[str, Any] | None
+    wide: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -323,6 +328,7 @@ async def _crawl(browser: AsyncBrowser, site: Site, pages: list[tuple[str, int]]
                 facts["charts"],
                 facts["styled"],
                 facts["strip"],
+                facts["wide"],
             )
             result.charts += [
                 f"{rel}: chart {chart['id']} not visible: {chart}"
@@ -371,6 +377,12 @@ def test_every_page_was_opened_and_styled(crawl: Crawl) -> None:
     assert len(expected) > 100
     unstyled = [v.rel for v in crawl.visits.values() if not v.styled]
     assert not unstyled, f"{crawl.site.mode}: stylesheet not applied on {unstyled}"
+
+
+def test_tables_fit_a_desktop_window(crawl: Crawl) -> None:
+    # At 1280 pixels no table of a page should need sideways scrolling (a phone may).
+    wide = [f"{v.rel}: {region}" for v in crawl.visits.values() for region in v.wide]
+    assert not wide, _listing(wide)
 
 
 def test_no_console_errors_and_no_failed_requests(crawl: Crawl) -> None:
