@@ -203,7 +203,7 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
 
 def _config_for(args: argparse.Namespace) -> Config:
     """The config file (if any), then the files and flags given on the command line."""
-    from .config import CONFIG_NAME, Config, check_task_pages, load_config
+    from .config import CONFIG_NAME, NAMING_KEYS, Config, check_task_pages, load_config
     from .readers import Source
     from .readers.base import unprintable
 
@@ -259,6 +259,10 @@ def _config_for(args: argparse.Namespace) -> Config:
             problem = unprintable(value) if flag in flags else None
             if problem is not None:
                 raise UserError(f"--{flag.replace('_', '-')}: {value!r} {problem}")
+            if flag in NAMING_KEYS and not value.strip():
+                # Often an unset CI variable ("--title $TITLE"): an empty page title
+                # or build label would be written without a word.
+                raise UserError(f"--{flag}: empty; leave it out for the default")
             setattr(config, flag, value)
     return config
 

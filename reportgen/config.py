@@ -20,7 +20,14 @@ from .counts import whole_number
 from .errors import Problems, UserError
 from .limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .readers import FORMATS, Source
-from .readers.base import ERROR_CHOICES, did_you_mean, not_regular, unprintable, yaml_load
+from .readers.base import (
+    ERROR_CHOICES,
+    describe,
+    did_you_mean,
+    not_regular,
+    unprintable,
+    yaml_load,
+)
 from .readers.table import FIELDS as COLUMN_FIELDS
 from .stats.estimate import MAX_K, confidence_extreme
 
@@ -69,9 +76,13 @@ def _text(where: str, value: Any, problems: Problems) -> str | None:
     return str(value)
 
 
+#: Settings that name something on every page or in the history: never blank.
+NAMING_KEYS = ("title", "label")
+
+
 def check_confidence(where: str, value: Any, problems: Problems) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        problems.add(f"{where}: expected a number strictly between 0 and 1, got {value!r}")
+        problems.add(f"{where}: expected a number strictly between 0 and 1, got {describe(value)}")
         return None
     extreme = confidence_extreme(value)
     if extreme is not None:
@@ -82,7 +93,7 @@ def check_confidence(where: str, value: Any, problems: Problems) -> float | None
 
 def check_k(where: str, value: Any, problems: Problems) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        problems.add(f"{where}: expected a whole number of at least 1, got {value!r}")
+        problems.add(f"{where}: expected a whole number of at least 1, got {describe(value)}")
         return None
     if value > MAX_K:
         problems.add(f"{where}: must be at most {MAX_K:,}, got {value}")
@@ -130,7 +141,9 @@ def load_config(path: Path) -> Config:
             problems.add(f"{name}: unknown key {key!r}{did_you_mean(str(key), _TOP_KEYS)}")
         elif key in ("title", "description", "base_path", "base_url", "label"):
             text = _text(where, value, problems)
-            if text is not None:
+            if text is not None and key in NAMING_KEYS and not text.strip():
+                problems.add(f"{where}: empty; leave the key out for the default")
+            elif text is not None:
                 setattr(config, key, text)
         elif key == "confidence":
             confidence = check_confidence(where, value, problems)
@@ -174,7 +187,9 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
         fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in _TEXT_KEYS}
         errors = fields["errors"]
         if errors is not None and errors not in ERROR_CHOICES:
-            problems.add(f"{where}.errors: expected {' or '.join(ERROR_CHOICES)}, got {errors!r}")
+            problems.add(
+                f"{where}.errors: expected {' or '.join(ERROR_CHOICES)}, got {describe(errors)}"
+            )
             continue
         if fields["path"] is None:
             problems.add(f"{where}.path: missing")
@@ -246,9 +261,9 @@ def check_task_pages(where: str, value: Any, problems: Problems) -> tuple[str, i
             n = n if parsed is None else parsed
         if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
             return "worst", n
-        problems.add(f"{where}: worst: expected a whole number of at least 1, got {n!r}")
+        problems.add(f"{where}: worst: expected a whole number of at least 1, got {describe(n)}")
         return None
-    problems.add(f"{where}: expected {_TASK_PAGES_HELP}, got {value!r}")
+    problems.add(f"{where}: expected {_TASK_PAGES_HELP}, got {describe(value)}")
     return None
 
 
@@ -257,7 +272,7 @@ def check_threshold(where: str, value: Any, problems: Problems) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        problems.add(f"{where}: expected a number, got {value!r}")
+        problems.add(f"{where}: expected a number, got {describe(value)}")
         return None
     return float(value)
 

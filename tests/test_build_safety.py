@@ -305,6 +305,16 @@ def test_output_ending_in_dotdot_keeps_its_cache_outside_the_site(tmp_path: Path
     assert (tmp_path / ".reportgen-cache" / "site").is_dir()
 
 
+@pytest.mark.parametrize(("flag", "value"), [("--title", ""), ("--title", "  "), ("--label", "")])
+def test_an_empty_title_or_label_is_refused(tmp_path: Path, flag: str, value: str) -> None:
+    # Typically an unset CI variable: "--title $TITLE".
+    results = write_results(tmp_path / "r.jsonl")
+    extra = ["--history", str(tmp_path / "h.jsonl")] if flag == "--label" else []
+    status, err = cli("build", str(results), "-o", str(tmp_path / "site"), flag, value, *extra)
+    assert status == 2 and f"{flag}: empty; leave it out for the default" in err
+    assert not (tmp_path / "site").exists()
+
+
 def test_dangling_symlinked_output_is_refused(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     link = tmp_path / "site"

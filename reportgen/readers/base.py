@@ -380,9 +380,11 @@ def json_loads(text: str | bytes) -> Any:
 
 
 def describe(value: Any) -> str:
+    """A value as a message quotes it: as JSON spells it (true, null, "text"), which
+    is also YAML's spelling, shortened; a YAML date or other object as its text."""
     try:
         text = (
-            json.dumps(value)
+            json.dumps(value, default=str, ensure_ascii=False)
             if not isinstance(value, float) or math.isfinite(value)
             else str(value)
         )
