@@ -481,6 +481,15 @@ def test_folder_walk_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     shutil.copy(JUNIT / "run-1.xml", deep / "deep.xml")
     found = folder_module.walk(tmp_path, Problems())
     assert found is not None and deep / "deep.xml" not in found
+    # With nothing nearer, the message says where the walk stopped.
+    for stray in tmp_path.glob("r*.xml"):
+        stray.unlink()
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(tmp_path)])
+    (problem,) = caught.value.problems
+    assert problem.endswith(
+        f"the walk stops 1 levels down, above {deep}: give a folder nearer the files"
+    )
 
 
 def test_folder_digest_follows_its_files(tmp_path: Path) -> None:

@@ -78,8 +78,14 @@ class FolderFiles:
     skipped: int
 
 
-def walk(folder: Path, problems: Problems) -> list[Path] | None:
-    """Every regular file under folder, sorted, by the rules above; None after a problem."""
+def walk(
+    folder: Path, problems: Problems, too_deep: list[Path] | None = None
+) -> list[Path] | None:
+    """Every regular file under folder, sorted, by the rules above; None after a problem.
+
+    `too_deep`, when given, receives the folders left out for lying deeper than
+    MAX_DEPTH.
+    """
     found: list[Path] = []
     seen = 0
     stack: list[tuple[Path, int]] = [(folder, 0)]
@@ -105,7 +111,10 @@ def walk(folder: Path, problems: Problems) -> list[Path] | None:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     sub = Path(entry.path)
-                    if depth < MAX_DEPTH and not (sub / SITE_MARKER).exists():
+                    if depth >= MAX_DEPTH:
+                        if too_deep is not None:
+                            too_deep.append(sub)
+                    elif not (sub / SITE_MARKER).exists():
                         subfolders.append(sub)
                 elif entry.is_file(follow_symlinks=True):
                     found.append(Path(entry.path))
@@ -123,7 +132,8 @@ def folder_files(
     problems: Problems,
 ) -> FolderFiles:
     """The format and files to read from folder (format None after a problem)."""
-    files = walk(folder, problems)
+    too_deep: list[Path] = []
+    files = walk(folder, problems, too_deep)
     if files is None:
         return FolderFiles(None, [], 0)
     by_format: dict[str, list[Path]] = {}
@@ -141,7 +151,15 @@ def folder_files(
         else:
             by_format.setdefault(name, []).append(path)
     if not files:
-        problems.add(f"{folder}: the folder holds no files to read (hidden ones are passed over)")
+        deeper = (
+            f"; the walk stops {MAX_DEPTH} levels down, above {too_deep[0]}: give a folder "
+            "nearer the files"
+            if too_deep
+            else ""
+        )
+        problems.add(
+            f"{folder}: the folder holds no files to read (hidden ones are passed over){deeper}"
+        )
         return FolderFiles(None, [], 0)
     if wanted is None:
         if not by_format:
