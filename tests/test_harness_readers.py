@@ -513,7 +513,7 @@ def test_config_takes_a_folder_and_the_new_settings(tmp_path: Path) -> None:
     with pytest.raises(UserError) as caught:
         load_config(config)
     assert caught.value.problems == [
-        f"{config}: result_sets[0].errors: expected exclude or fail, got 'maybe'"
+        f'{config}: result_sets[0].errors: expected exclude or fail, got "maybe"'
     ]
     config.write_text("result_sets:\n  - {path: x, threshold: high}\n")
     with pytest.raises(UserError, match=r"result_sets\[0\]\.threshold: expected a number"):

@@ -176,8 +176,8 @@ def test_changing_the_setting_rebuilds_the_pages_it_touches(tmp_path: Path) -> N
     [
         ("sometimes", "task_pages: expected all, flaky, none or worst: N"),
         ("{worst: 0}", "task_pages: worst: expected a whole number of at least 1, got 0"),
-        ("{worst: many}", "task_pages: worst: expected a whole number of at least 1, got 'many'"),
-        ("{worst: '²'}", "task_pages: worst: expected a whole number of at least 1, got '²'"),
+        ("{worst: many}", 'task_pages: worst: expected a whole number of at least 1, got "many"'),
+        ("{worst: '²'}", 'task_pages: worst: expected a whole number of at least 1, got "²"'),
         ("[flaky]", "task_pages: expected all, flaky, none or worst: N"),
     ],
 )

@@ -78,9 +78,7 @@ class FolderFiles:
     skipped: int
 
 
-def walk(
-    folder: Path, problems: Problems, too_deep: list[Path] | None = None
-) -> list[Path] | None:
+def walk(folder: Path, problems: Problems, too_deep: list[Path] | None = None) -> list[Path] | None:
     """Every regular file under folder, sorted, by the rules above; None after a problem.
 
     `too_deep`, when given, receives the folders left out for lying deeper than
