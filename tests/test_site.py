@@ -475,6 +475,30 @@ def test_trend_pages_count_their_builds_against_the_history(example_site: Path) 
         assert f"{runs} evaluated runs · {rs['excluded_runs']} excluded" in overview
 
 
+def test_task_pages_give_tied_tasks_their_shared_places(example_site: Path) -> None:
+    report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
+    tied_somewhere = False
+    for rs in report["result_sets"]:
+        values = sorted(t["pass_hat_k"]["plugin"]["estimate"] for t in rs["tasks"])
+        for task in rs["tasks"]:
+            if task["page"] is None:
+                continue
+            value = task["pass_hat_k"]["plugin"]["estimate"]
+            first, last = values.index(value) + 1, len(values) - values[::-1].index(value)
+            text = " ".join(_text(example_site / task["page"]).split())
+            place = f"rank {first}" if first == last else f"tied at ranks {first}–{last}"
+            tied_somewhere |= first != last
+            assert f"{place} of {len(values)} by plug-in pass^{report['k']}" in text, task["id"]
+    assert tied_somewhere
+
+
+def test_content_tables_mark_their_header_cells_as_column_headers(example_site: Path) -> None:
+    for name in ("methodology.html", "faq.html"):
+        page = (example_site / name).read_text(encoding="utf-8")
+        cells = re.findall(r"<th\b[^>]*>", page)
+        assert cells and all('scope="col"' in cell for cell in cells), name
+
+
 def test_compare_page_states_both_holm_families(example_site: Path) -> None:
     report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
     for comparison in report["comparisons"]:

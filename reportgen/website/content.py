@@ -292,7 +292,8 @@ def _heading_id(text: str) -> str:
 
 
 def markdown_to_html(markdown: str) -> str:
-    """Markdown to HTML, with an id on every h2 and h3 so sections can be linked to."""
+    """Markdown to HTML, with an id on every h2 and h3 so sections can be linked to,
+    and table header cells marked as column headers."""
     tokens = _MARKDOWN.parse(markdown)
     seen: dict[str, int] = {}
     for i, token in enumerate(tokens):
@@ -300,6 +301,9 @@ def markdown_to_html(markdown: str) -> str:
             slug = _heading_id(tokens[i + 1].content)
             seen[slug] = seen.get(slug, 0) + 1
             token.attrSet("id", slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
+        elif token.type == "th_open":
+            # A Markdown table's header cells are its one header row: column headers.
+            token.attrSet("scope", "col")
     html: str = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
     return html
 

@@ -735,7 +735,7 @@ class Renderer:
         yield from self._task_pages(s, self._least_reliable(s), self.with_pages[s.id])
 
     def task_page(
-        self, s: SetReport, views: list[TaskExample], rank: dict[int, int], i: int
+        self, s: SetReport, views: list[TaskExample], rank: dict[int, tuple[int, int]], i: int
     ) -> tuple[str, bytes]:
         task = s.tasks[i]
         return self._page(
@@ -771,7 +771,7 @@ class Renderer:
             return
         # Only for pages to render: a rebuild that keeps them all skips this.
         views = [task_view(s.estimates.tasks, i) for i in range(len(s.tasks))]
-        rank = {i: position + 1 for position, i in enumerate(order)}
+        rank = _tied_ranks(order, s.estimates.tasks.plugin.tolist())
         workers = _worker_count(len(todo))
         if workers < 2:
             for i in todo:
@@ -811,7 +811,20 @@ CALCULATOR_PAGE = "calculator.html"
 #: Below this many task pages a pool of workers costs more than it saves.
 PARALLEL_MIN_PAGES = 2000
 _CHUNK = 250
-_WORK: tuple[Renderer, SetReport, list[TaskExample], dict[int, int]] | None = None
+_WORK: tuple[Renderer, SetReport, list[TaskExample], dict[int, tuple[int, int]]] | None = None
+
+
+def _tied_ranks(order: list[int], values: list[float]) -> dict[int, tuple[int, int]]:
+    """Task index -> (first, last) place in `order` among the tasks of its value: a
+    task tied with five others at 0.000 is at places 1 to 6, not "2"."""
+    ranks: dict[int, tuple[int, int]] = {}
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end == len(order) or values[order[end]] != values[order[start]]:
+            for i in order[start:end]:
+                ranks[i] = (start + 1, end)
+            start = end
+    return ranks
 
 
 def _bar(low: float, estimate: float, high: float, label: str) -> str:
