@@ -519,7 +519,17 @@ def test_many_bad_values_are_counted_after_the_first_few(tmp_path: Path) -> None
     path = tmp_path / "runs.csv"
     path.write_text("task,passed\n" + "a,oops\n" * 50)
     problems = problems_of(path)
-    assert len(problems) == 6 and problems[-1] == f"{path}: 45 more rows like these"
+    assert len(problems) == 6 and problems[-1] == f"{path}: 45 more rows like row 5"
+
+
+def test_a_cell_gets_one_message_and_the_messages_come_in_row_order(tmp_path: Path) -> None:
+    path = tmp_path / "counts.csv"
+    path.write_text("task,successes,runs\na,1,4\nb,1e400,4\nc,x,4\nd,-1,4\n")
+    assert problems_of(path) == [
+        f"{path}: row 2, column 'successes': expected a whole number, got '1e400'",
+        f"{path}: row 3, column 'successes': expected a whole number, got 'x'",
+        f"{path}: row 4, column 'successes': must not be negative, got '-1'",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -265,7 +265,8 @@ def _run_checks(
         "SELECT " + ", ".join(f"count(*) FILTER (WHERE {c.condition})" for c in checks) + " FROM v"
     ).fetchone()
     assert counts is not None
-    problems = tally.problems
+    found: list[tuple[int, str]] = []  # (row, message): said in row order
+    more: list[str] = []
     for check, count in zip(checks, counts, strict=True):
         if not count:
             continue
@@ -273,10 +274,13 @@ def _run_checks(
             f"SELECT _row, {check.values} FROM v WHERE {check.condition} "
             f"ORDER BY _row LIMIT {EXAMPLES}"
         ).fetchall()
-        for row in rows:
-            problems.add(f"{where}: row {row[0]}, {check.message(row[1:])}")
+        found.extend((row[0], f"{where}: row {row[0]}, {check.message(row[1:])}") for row in rows)
         if count > len(rows):
-            problems.add(f"{where}: {count - len(rows):,} more rows like these")
+            more.append(f"{where}: {count - len(rows):,} more rows like row {rows[-1][0]}")
+    for _, message in sorted(found, key=lambda item: item[0]):
+        tally.problems.add(message)
+    for message in more:
+        tally.problems.add(message)
     return not any(counts)
 
 
@@ -500,6 +504,9 @@ def _read_counts(
         value, raw = field, f"raw_{field}"
         # An empty excluded cell means none; empty successes or runs is an error.
         missing = f"{raw} IS NULL" if field != "excluded" else "false"
+        # The bounds are checked on whole numbers only: 1e400 is not one, and is not
+        # also "more than a billion".
+        whole = f"(NOT isinf({value}) AND NOT isnan({value}) AND {value} = floor({value}))"
         checks.append(
             _Check(
                 f"{missing} OR ({raw} IS NOT NULL AND ({value} IS NULL OR isinf({value}) "
@@ -510,14 +517,14 @@ def _read_counts(
         )
         checks.append(
             _Check(
-                f"{value} < 0",
+                f"{whole} AND {value} < 0",
                 raw,
                 _say(f"column {_braced(name)}: must not be negative, got {{0}}"),
             )
         )
         checks.append(
             _Check(
-                f"{value} > {MAX_COUNT}",
+                f"{whole} AND {value} > {MAX_COUNT}",
                 raw,
                 _say(f"column {_braced(name)}: must be at most {MAX_COUNT:,}, got {{0}}"),
             )
