@@ -284,8 +284,18 @@ def test_jsonl_counts_match_the_runs_written_in_any_order(
         ('{"task": "a", "passed": true, "suite": 3}', r'"suite" must be a non-empty string'),
         ('{"task": "a", "passed": true, "model": ""}', r'"model" must be a non-empty string'),
         ('{"task": "a", "passed": true, "category": []}', r'"category" must be a non-empty'),
-        ('{"task": "a", "passed": true, "run": true}', r'"run" must be an integer or a string'),
-        ('{"task": "a", "passed": true, "run": 1.5}', r'"run" must be an integer or a string'),
+        (
+            '{"task": "a", "passed": true, "run": true}',
+            r'"run" must be an integer below 2\*\*64 or a string, got true',
+        ),
+        (
+            '{"task": "a", "passed": true, "run": 1.5}',
+            r'"run" must be an integer below 2\*\*64 or a string, got 1.5',
+        ),
+        (
+            '{"task": "a", "passed": true, "run": 99999999999999999999999999}',
+            r'"run" must be an integer below 2\*\*64 or a string, got 1e\+26',
+        ),
         ('{"task": "a", "passed": true, "url": "ftp://x.org/1"}', r'"url" must be an http'),
         ('{"task": "a", "passed": true, "url": "javascript:alert(1)"}', r'"url" must be an http'),
         ('{"task": "a", "passed": true, "url": "/local/path"}', r'"url" must be an http'),

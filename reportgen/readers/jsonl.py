@@ -111,8 +111,7 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
         try:
             record = loads(line)
         except orjson.JSONDecodeError:
-            # Slow path: the standard parser gives the message (and accepts
-            # integers wider than 64 bits, which orjson refuses).
+            # Slow path: the standard parser gives the message.
             try:
                 record = json_loads(line)
             except UnicodeDecodeError:
@@ -182,7 +181,10 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
         return
     run = record.get("run")
     if run is not None and (isinstance(run, bool) or not isinstance(run, int | str)):
-        problems.add(f'{where}: "run" must be an integer or a string')
+        # orjson reads an integer of 2**64 or more as a float: say what was read.
+        problems.add(
+            f'{where}: "run" must be an integer below 2**64 or a string, got {describe(run)}'
+        )
         return
     tally.add_run(
         position,
