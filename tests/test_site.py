@@ -307,6 +307,22 @@ def test_hostile_task_ids_get_safe_unique_files_and_show_literally(tmp_path: Pat
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in everything
 
 
+def test_tasks_csv_keeps_a_formula_shaped_task_id_from_running(tmp_path: Path) -> None:
+    ids = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)", "plain", "1e3"]
+    results = tmp_path / "runs.jsonl"
+    results.write_text(
+        "".join(json.dumps({"task": t, "passed": i == 0}) + "\n" for t in ids for i in range(2))
+    )
+    site = tmp_path / "site"
+    assert run_cli(["build", str(results), "--output", str(site)]) == 0
+    report = json.loads((site / "report.json").read_text())
+    (rs,) = report["result_sets"]
+    assert {t["id"] for t in rs["tasks"]} == set(ids)  # the JSON keeps them as they are
+    with (site / "sets" / rs["id"] / "tasks.csv").open(newline="") as handle:
+        written = {row["task"] for row in csv.DictReader(handle)}
+    assert written == {f"'{t}" if t[0] in "=+-@" else t for t in ids}
+
+
 def _words(markup: str) -> str:
     """HTML's words: tags dropped, entities read."""
     return html.unescape(re.sub(r"<[^>]+>", " ", markup))

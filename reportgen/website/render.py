@@ -1035,9 +1035,24 @@ def _json_bytes(doc: Any) -> bytes:
     )
 
 
+#: A cell a spreadsheet would take for a formula starts with one of these.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_bytes(rows: list[list[Any]]) -> bytes:
+    """The rows as CSV. A text cell that a spreadsheet would run as a formula (a task
+    id "=HYPERLINK(...)" from someone else's results) gets a leading apostrophe,
+    which spreadsheets read as "this is text"; numbers are written as they are."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    csv.writer(buffer, lineterminator="\n").writerows(
+        [
+            [
+                f"'{cell}" if isinstance(cell, str) and cell.startswith(_FORMULA_STARTS) else cell
+                for cell in row
+            ]
+            for row in rows
+        ]
+    )
     return buffer.getvalue().encode("utf-8")
 
 
