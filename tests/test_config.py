@@ -131,6 +131,10 @@ def test_a_byte_order_mark_and_crlf_are_fine(project: Path) -> None:
         ("k: 2.5\n", r": k: expected a whole number of at least 1, got 2.5"),
         ("k: '3'\n", r': k: expected a whole number of at least 1, got "3"'),
         ("k: 2024-01-01\n", r': k: expected a whole number of at least 1, got "2024-01-01"'),
+        (
+            "confidence: {2024-01-01: 1}\n",
+            r': confidence: expected a number strictly between 0 and 1, got \{"2024-01-01": 1\}',
+        ),
         ("k: true\n", r": k: expected a whole number of at least 1, got true"),
         ("confidence: 1\n", r": confidence: expected a number strictly between 0 and 1, got 1"),
         ("confidence: 0\n", r": confidence: expected a number strictly between 0 and 1"),

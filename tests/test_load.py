@@ -1040,11 +1040,23 @@ def test_a_json_log_cut_short_says_so_where_its_format_cannot_be_told(
     head = (Path(__file__).parent / "fixtures" / fixture).read_bytes()[:300]
     path = write(tmp_path, "cut.json", head)
     message = single_problem(path)
-    line = head.count(b"\n") + 1
+    line = head.rstrip().count(b"\n") + 1  # the last line with text
     assert message.startswith(
-        f"{path}: line {line}: the JSON ends before its document does (cut short?), so its "
+        f"{path}: line {line}: the JSON is cut short (a {{ or [ is never closed), so its "
         "format cannot be told; set format: (or --input-format)"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"results": [{"task": "a", "note": "cut',  # inside a string
+        '{"results": [{"task": "\u00e9", "x": 1}, {"task": "b",',  # after non-ASCII text
+    ],
+)
+def test_json_cut_short_is_told_wherever_the_cut_falls(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "cut.json", text)
+    assert single_problem(path).startswith(f"{path}: line 1: the JSON is cut short")
 
 
 def test_json_lines_no_format_claims_are_not_called_cut_short(tmp_path: Path) -> None:

@@ -114,21 +114,21 @@ def _broken_json(path: Path) -> str | None:
     try:
         if path.stat().st_size > _EXPLAIN_JSON_BYTES:
             return None
-        data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    except OSError:
+        text = path.read_bytes().decode("utf-8").removeprefix("\ufeff").rstrip()
+    except (OSError, UnicodeDecodeError):
         return None
-    if not data.lstrip().startswith((b"{", b"[")):
+    if not text.lstrip().startswith(("{", "[")):
         return None
     try:
-        json.loads(data)
-    except UnicodeDecodeError:
-        return None
+        json.loads(text)
     except json.JSONDecodeError as error:
-        if error.pos < len(data.rstrip()):
+        # Cut short: the parser ran out of text, or a string it was reading never ended
+        # (reported where the string starts).
+        if error.pos < len(text) and not error.msg.startswith("Unterminated string"):
             return None  # not cut short: JSON Lines, or some other damage
         return (
-            f"line {error.lineno}: the JSON ends before its document does (cut short?), so "
-            "its format cannot be told"
+            f"line {text.count(chr(10)) + 1}: the JSON is cut short (a {{ or [ is never "
+            "closed), so its format cannot be told"
         )
     return None
 

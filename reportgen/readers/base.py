@@ -379,6 +379,15 @@ def json_loads(text: str | bytes) -> Any:
         raise ValueError(TOO_DEEP) from None
 
 
+def _text_keys(value: Any) -> Any:
+    """A parsed document with every mapping key as text, as JSON needs them."""
+    if isinstance(value, dict):
+        return {str(key): _text_keys(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_text_keys(item) for item in value]
+    return value
+
+
 def describe(value: Any) -> str:
     """A value as a message quotes it: as JSON spells it (true, null, "text"), which
     is also YAML's spelling, shortened; a YAML date or other object as its text."""
@@ -390,6 +399,8 @@ def describe(value: Any) -> str:
         )
     except RecursionError:
         text = f"a {type(value).__name__} {TOO_DEEP}"
+    except (TypeError, ValueError):  # a YAML mapping with a date or a list for a key
+        text = describe(_text_keys(value))
     return text if len(text) <= 40 else text[:37] + "..."
 
 
