@@ -55,6 +55,10 @@ class CheckResult:
         return bool(self.suite.failures or self.regressed)
 
 
+def _of(tasks: tuple[TaskChange, ...], *verdicts: str) -> list[TaskChange]:
+    return [t for t in tasks if t.verdict in verdicts]
+
+
 def _counts(pair: tuple[int, int]) -> str:
     return f"{pair[0]}/{pair[1]}"
 
@@ -65,7 +69,7 @@ def _method(gate: TaskGate) -> str:
     family = (
         f"over the {tests.family_lower} of {shared} shared tasks whose counts could show a fall "
         "(the others cannot reach the level)"
-        if tests.screened
+        if tests.screened and tests.family_lower < shared
         else f"over all {counted(shared, 'shared task', 'shared tasks')}"
     )
     return (
@@ -85,15 +89,16 @@ def _not_tested(groups: dict[str, tuple[str, ...]], several: bool) -> str:
 # ---------------------------------------------------------------- text
 
 
-def _task_table(gate: TaskGate, rows: tuple[TaskChange, ...], higher: bool = False) -> str:
+def _task_table(gate: TaskGate, rows: list[TaskChange]) -> str:
+    # Each row's p-values are those of its own direction (a rise's p is of a rise).
     cells = [
         [
             gate.name(t.id),
             _counts(t.baseline),
             _counts(t.candidate),
             f"{t.change:+.3f}",
-            p_value(t.p_higher if higher else t.p_lower),
-            p_value(t.adjusted_higher if higher else t.adjusted_lower),
+            p_value(t.p_higher if t.change > 0 else t.p_lower),
+            p_value(t.adjusted_higher if t.change > 0 else t.adjusted_lower),
         ]
         for t in rows
     ]
@@ -115,14 +120,17 @@ def check_text(result: CheckResult) -> str:
         tests = gate.tests
         several = len(gate.shared_sets) > 1
         lines.append(f"per task: {_method(gate)}")
-        for label, rows, higher in (
-            ("regressed beyond noise", tests.regressed, False),
-            ("improved beyond noise", tests.improved, True),
-            ("moved within noise", tests.moved, False),
+        # Each group with its clearest changes first (TaskTests.calls_first), so that
+        # the rows cut from a long group are its least clear.
+        shown = tests.calls_first
+        for label, rows in (
+            ("regressed beyond noise", _of(shown, REGRESSED)),
+            ("improved beyond noise", _of(shown, IMPROVED)),
+            ("moved within noise", _of(shown, MOVED_DOWN, MOVED_UP)),
         ):
             lines.append(f"{label} ({len(rows)}){':' if rows else ': none'}")
             if rows:
-                lines.append(_task_table(gate, rows[:TEXT_MOVED_ROWS], higher))
+                lines.append(_task_table(gate, rows[:TEXT_MOVED_ROWS]))
             if len(rows) > TEXT_MOVED_ROWS:
                 lines.append(f"  ... {len(rows) - TEXT_MOVED_ROWS} more (--format json lists all)")
         lines.append(f"new since the baseline, not tested: {_not_tested(gate.new, several)}")
@@ -196,15 +204,16 @@ def check_markdown(result: CheckResult) -> str:
     if gate is not None:
         tests = gate.tests
         lines += [f"Per task: {_method(gate)}.", ""]
-        moved = tests.moved
-        rows = [*tests.regressed, *tests.improved, *moved[:MARKDOWN_MOVED_ROWS]]
+        shown = tests.calls_first
+        moved = _of(shown, MOVED_DOWN, MOVED_UP)
+        rows = [*_of(shown, REGRESSED, IMPROVED), *moved[:MARKDOWN_MOVED_ROWS]]
         if rows:
             lines += [
                 "| verdict | task | baseline | now | change | p | adjusted p |",
                 "|:--|:--|--:|--:|--:|--:|--:|",
             ]
             for t in rows:
-                higher = t.verdict == IMPROVED
+                higher = t.change > 0  # each row's p-values in its own direction
                 word = VERDICT_WORDS[t.verdict]
                 lines.append(
                     f"| {'**' + word + '**' if t.verdict == REGRESSED else word} "

@@ -532,3 +532,40 @@ def test_pages_list_the_calls_first_and_report_json_worst_first(example_site: Pa
     assert rows and all(
         (a, b) == (counts[cmp["a"]][task], counts[cmp["b"]][task]) for task, a, b in rows
     )
+
+
+def test_check_lists_each_group_clearest_first_with_p_in_its_own_direction(
+    tmp_path: Path,
+) -> None:
+    then = {"a": (0, 10), "c": (2, 10), "d": (5, 10), "e": (9, 10)}
+    now = {"a": (10, 10), "c": (9, 10), "d": (6, 10), "e": (8, 10)}
+    now_path = write(tmp_path / "now.json", report_doc({"agent": now}))
+    then_path = write(tmp_path / "then.json", report_doc({"agent": then}))
+    status, out = run(["check", str(now_path), "--baseline", str(then_path), "--per-task"])
+    assert status == 0
+    lines = out.splitlines()
+
+    def rows(heading: str) -> list[list[str]]:
+        start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+        found = []
+        for line in lines[start + 3 :]:  # heading, column names, rule
+            if not line.startswith("  ") or not line.strip():
+                break
+            found.append(line.split())
+        return found
+
+    # Both rises are called; the clearer (a: 0/10 -> 10/10) comes first, not last.
+    improved = rows("improved beyond noise")
+    assert [r[0] for r in improved] == ["a", "c"]
+    assert [float(r[4]) for r in improved] == sorted(float(r[4]) for r in improved)
+    # Within noise, a rise (d) shows the p-value of a rise, not of a fall.
+    moved = {r[0]: r for r in rows("moved within noise")}
+    assert set(moved) == {"d", "e"}
+    rise = stats.fisher_exact([[6, 4], [5, 5]], alternative="greater").pvalue
+    assert float(moved["d"][4]) == pytest.approx(rise, abs=0.0005)
+    # A family of every shared task is not said as "1 of 1 ... (the others ...)".
+    one_now = write(tmp_path / "one-now.json", report_doc({"agent": {"a": (5, 20)}}))
+    one_then = write(tmp_path / "one-then.json", report_doc({"agent": {"a": (20, 20)}}))
+    status, out = run(["check", str(one_now), "--baseline", str(one_then), "--per-task"])
+    assert status == 1  # a regressed
+    assert "at level 0.05 over all 1 shared task" in out and "the others" not in out
