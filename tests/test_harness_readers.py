@@ -490,6 +490,13 @@ def test_folder_walk_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert problem.endswith(
         f"the walk stops 1 levels down, above {deep}: give a folder nearer the files"
     )
+    # Also beside files that are not results (a job folder's README).
+    (tmp_path / "README.md").write_text("notes\n")
+    for options in ({}, {"format": "junit"}):
+        with pytest.raises(UserError) as caught:
+            load_sources([Source(tmp_path, **options)])
+        (problem,) = caught.value.problems
+        assert problem.endswith(f"above {deep}: give a folder nearer the files"), problem
 
 
 def test_folder_digest_follows_its_files(tmp_path: Path) -> None:

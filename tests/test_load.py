@@ -1093,3 +1093,12 @@ def test_files_given_one_by_one_that_share_a_task_point_to_their_folder(tmp_path
     # ... which reads them together.
     (rs,) = load_sources([Source(path=tmp_path / "runs")]).result_sets
     assert [(t.id, t.successes, t.runs) for t in rs.tasks] == [("a", 1, 2)]
+
+
+def test_a_file_inside_a_folder_also_given_is_refused_by_name(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    inner = write(folder, "a.jsonl", jsonl({"task": "a", "passed": True}))
+    for order in ([folder, inner], [inner, folder]):
+        with pytest.raises(UserError) as caught:
+            load_sources([Source(path=p) for p in order])
+        assert caught.value.problems == [f"{inner}: already read as part of {folder}, also given"]

@@ -647,6 +647,23 @@ def test_failing_template_expression_is_a_located_error_not_a_traceback(
     assert tree(site) == before
 
 
+def test_a_failure_inside_reportgens_own_templates_is_not_blamed_on_the_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bug of reportgen's (here a filter that fails) keeps its traceback: only an
+    # expression in the user's --templates is reported as their template error.
+    def broken(value: object) -> str:
+        raise ValueError("a bug in a filter")
+
+    monkeypatch.setattr(render_module, "fixed", broken)
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
+    config = Config(output=tmp_path / "site")
+    config.result_sets = [Source(path=runs)]
+    with pytest.raises(ValueError, match="a bug in a filter"):
+        build(config, progress=Progress(io.StringIO()), use_cache=False)
+
+
 def test_interrupted_build_leaves_previous_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

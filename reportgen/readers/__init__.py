@@ -227,6 +227,13 @@ class Loaded:
     formats: list[tuple[str, str]]
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
 def load_sources(sources: list[Source]) -> Loaded:
     """Read every source; merge result sets that share (suite, model); raise all problems."""
     problems = Problems()
@@ -236,11 +243,18 @@ def load_sources(sources: list[Source]) -> Loaded:
     # the same way twice would count its runs twice. (Read twice with different
     # settings, such as two scorers of one log, it makes two result sets.)
     given: dict[Source, Path] = {}
+    folders = [s.path for s in sources if s.path.is_dir()]
     for source in sources:
         try:
             same_input = replace(source, path=source.path.resolve())
         except (OSError, RuntimeError):  # a symlink loop: load_source says so
             same_input = source
+        holder = next(
+            (f for f in folders if f != source.path and _inside(same_input.path, f)), None
+        )
+        if holder is not None:
+            problems.add(f"{source.path}: already read as part of {holder}, also given")
+            continue
         if same_input in given:
             first = given[same_input]
             also = "" if first == source.path else f" (as {first})"

@@ -148,13 +148,14 @@ def folder_files(
             undetected.append(path)
         else:
             by_format.setdefault(name, []).append(path)
+    # Said with each "nothing found": results may lie below where the walk stops.
+    deeper = (
+        f"; the walk stops {MAX_DEPTH} levels down, above {too_deep[0]}: give a folder "
+        "nearer the files"
+        if too_deep
+        else ""
+    )
     if not files:
-        deeper = (
-            f"; the walk stops {MAX_DEPTH} levels down, above {too_deep[0]}: give a folder "
-            "nearer the files"
-            if too_deep
-            else ""
-        )
         problems.add(
             f"{folder}: the folder holds no files to read (hidden ones are passed over){deeper}"
         )
@@ -164,7 +165,7 @@ def folder_files(
             problems.add(
                 f"{folder}: no result files of a known format in the folder "
                 f"({len(files)} file{'s' if len(files) != 1 else ''} looked at); "
-                "set format: (or --input-format) if they are there"
+                f"set format: (or --input-format) if they are there{deeper}"
             )
             return FolderFiles(None, [], len(files))
         if len(by_format) > 1:
@@ -186,7 +187,7 @@ def folder_files(
     rescued = [p for p in undetected if p.name in names or p.suffix.lower() in own_suffixes]
     chosen = sorted([*chosen, *rescued], key=lambda p: p.relative_to(folder).parts)
     if not chosen:
-        problems.add(f"{folder}: no {wanted} result files in the folder")
+        problems.add(f"{folder}: no {wanted} result files in the folder{deeper}")
         return FolderFiles(None, [], len(files))
     return FolderFiles(wanted, chosen, len(files) - len(chosen))
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
-from ..stats.estimate import FloatArray
+from ..stats.estimate import FloatArray, counted
 from ..terminal import percent, signed, signed_bracket, terminal_safe
 from .chart_engine import Converter
 from .charts import Chart, SiteCharts
@@ -390,7 +390,8 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
     title = f"Plug-in pass^{k} per shared task, A against B"
     description = (
-        f"Each circle is one of {len(cmp.shared)} shared tasks: across, its plug-in pass^{k} "
+        f"Each circle is one of {counted(len(cmp.shared), 'shared task', 'shared tasks')}: "
+        f"across, its plug-in pass^{k} "
         f"for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal favour A. "
         f"Mean difference A − B ({lead_name}): {signed(d.estimate)}, {level} interval "
         f"{signed_bracket(d.low, d.high)}."

@@ -451,5 +451,5 @@ def render_content(
     except (ValueError, TypeError, ArithmeticError, LookupError) as error:
         line = _template_line(error)
         where = f"{source}:{line + offset}" if line else source
-        raise UserError(f"{where}: {error}") from None
+        raise UserError(f"{where}: template error: {type(error).__name__}: {error}") from None
     return markdown_to_html(markdown), meta

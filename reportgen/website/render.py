@@ -528,10 +528,13 @@ class Renderer:
             where = _template_place(error) or template
             raise UserError(f"{where}: template error: {error}") from None
         except (ArithmeticError, LookupError, TypeError, ValueError) as error:
-            # A template's own expression failed ({{ 1/0 }}, "%d"|format("x")): the
-            # author's mistake, told with its place rather than as a traceback.
-            where = _template_place(error) or template
-            raise UserError(f"{where}: template error: {type(error).__name__}: {error}") from None
+            # An expression of the user's own templates failed ({{ 1/0 }}, "%d"|format("x")):
+            # their mistake, told with its place rather than as a traceback. Raised from
+            # reportgen's templates alone it is reportgen's bug, and keeps its traceback.
+            place = _template_place(error, self.theme.templates[:-1])
+            if place is None:
+                raise
+            raise UserError(f"{place}: template error: {type(error).__name__}: {error}") from None
         return path, html.encode("utf-8")
 
     def _folders(self) -> str:
@@ -941,8 +944,9 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _template_place(error: BaseException) -> str | None:
-    """ "file:line" of the innermost template frame of `error`'s traceback, if any.
+def _template_place(error: BaseException, within: list[Path] | None = None) -> str | None:
+    """ "file:line" of the innermost template frame of `error`'s traceback, if any;
+    with `within`, of the innermost frame of a template in one of those folders.
 
     Jinja gives the frames of compiled templates the template's file name and line.
     """
@@ -950,7 +954,9 @@ def _template_place(error: BaseException) -> str | None:
     tb = error.__traceback__
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if name.endswith((".html", ".xml", ".svg", ".txt")):
+        if name.endswith((".html", ".xml", ".svg", ".txt")) and (
+            within is None or any(Path(name).is_relative_to(folder) for folder in within)
+        ):
             place = f"{name}:{tb.tb_lineno}"
         tb = tb.tb_next
     return place
