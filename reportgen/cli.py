@@ -332,7 +332,12 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
     config = _config_for(args)
     loaded = load_sources(config.result_sets)
     report = build_report(
-        loaded.result_sets, config.title, config.description, config.k, config.confidence
+        loaded.result_sets,
+        config.title,
+        config.description,
+        config.k,
+        config.confidence,
+        coverage_check=not args.no_coverage,
     )
     if args.format == "json":
         out.write(json.dumps(summary_json(report), indent=2) + "\n")
@@ -667,6 +672,12 @@ def _summary_command(commands: Commands) -> None:
     _input_options(parser)
     parser.add_argument(
         "--format", choices=["text", "json"], default="text", help="output format (default text)"
+    )
+    parser.add_argument(
+        "--no-coverage",
+        action="store_true",
+        help="skip the simulation that checks each suite interval's coverage (about a "
+        "second for 10,000 tasks); the unbiased estimate then leads wherever it is defined",
     )
     parser.set_defaults(handler=_run_summary)
 

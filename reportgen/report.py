@@ -234,6 +234,7 @@ def build_report(
     confidence: float,
     history: tuple[list[Json], str] | None = None,
     results: Results | None = None,
+    coverage_check: bool = True,
 ) -> Report:
     """Every number the pages show, for these result sets.
 
@@ -241,6 +242,8 @@ def build_report(
     report then carries the history with this build added and every set's trend.
     `results`, when given, holds the slow computations' results of an earlier
     build: those made from the same arguments are read back, not made again.
+    Without `coverage_check` no set's intervals are simulated (`summary
+    --no-coverage`): the headline is then chosen as for a single task.
     """
     results = results or Results(keep=False)
     set_ids = unique_slugs([rs.name for rs in result_sets], "results", strict=False)
@@ -264,7 +267,7 @@ def build_report(
             labels = [c if c else "(no category)" for c in categories]
             clustered = clustered_reliability(successes, runs, k, labels, confidence)
         coverage = None
-        if len(tasks) >= 2:
+        if len(tasks) >= 2 and coverage_check:
             population = fit_population(successes, runs)
             coverage = results.get(
                 "coverage",

@@ -624,3 +624,21 @@ def test_a_very_long_task_id_gets_a_line_of_its_own_not_a_wide_table(
     # Its numbers follow on the next line, in the table's columns.
     after = rows[rows.index(long_id) + 1]
     assert after.split()[0] == "2/4" and after.startswith(" ")
+
+
+def test_summary_without_the_coverage_check(
+    suite_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, text, _ = run(["summary", str(suite_file), "--format", "json"], capsys)
+    assert status == 0
+    (checked,) = json.loads(text)["result_sets"]
+    status, text, _ = run(["summary", str(suite_file), "--format", "json", "--no-coverage"], capsys)
+    assert status == 0
+    (quick,) = json.loads(text)["result_sets"]
+    assert checked["coverage"] is not None and quick["coverage"] is None
+    # The same estimates; the unbiased one leads, as `estimate --no-coverage` has it.
+    for estimator in ("plugin", "unbiased"):
+        assert quick["reliability_at_k"][estimator] == checked["reliability_at_k"][estimator]
+    assert quick["reliability_at_k"]["headline"] == "unbiased"
+    status, text, _ = run(["summary", str(suite_file), "--no-coverage"], capsys)
+    assert status == 0 and "coverage of each" not in text and "(headline)" in text
