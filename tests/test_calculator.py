@@ -493,6 +493,10 @@ def test_state_comes_from_and_goes_to_the_address(context: BrowserContext, serve
     )
     page.goto(served + "calculator.html?target=0.03&pass=0.2&sd=0.3&level=0.99")
     assert read_cells(page, "plan-result")["tasks"] == plan(0.03, 0.99, task_sd=0.3).tasks
+    # One task is said in the singular, in the note and in the table's caption.
+    page.goto(served + "calculator.html?suite=1/1&k=3")
+    caption = page.inner_text("#suite-result caption")
+    assert caption.startswith("reliability@3 over 1 task, ") and "1 tasks" not in caption
 
 
 def test_task_and_set_pages_open_the_calculator_prefilled(

@@ -567,7 +567,8 @@ THE SOFTWARE.
           (lead.low === null ? " (an interval needs at least two tasks)" : ", " + lv + " interval " + bracket(lead.low, lead.high)) +
           ", over " + pairs.length + " task" + (pairs.length === 1 ? "" : "s") + ".",
       ]),
-      table("reliability@" + k + " over " + pairs.length + " tasks, Student-t intervals at " + lv,
+      table("reliability@" + k + " over " + pairs.length + " task" + (pairs.length === 1 ? "" : "s") +
+          ", Student-t intervals at " + lv,
         ["Estimator", "Estimate", "Low", "High", "sd", "t", "df"], [
           row("plug-in", intervalCells("plugin", rel.plugin)),
           row("unbiased", intervalCells("unbiased", rel.unbiased)),
