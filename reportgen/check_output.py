@@ -45,6 +45,9 @@ class CheckResult:
     baseline: str | None
     suite: Verdict
     tasks: TaskGate | None
+    #: What the check could not do, such as compare with a baseline that holds none
+    #: of the report's sets: said in every format, since it passes regardless.
+    warnings: tuple[str, ...] = ()
 
     @property
     def regressed(self) -> tuple[TaskChange, ...]:
@@ -167,6 +170,7 @@ def check_json(result: CheckResult) -> dict[str, Any]:
         }
     return {
         "passed": not result.failed,
+        "warnings": list(result.warnings),
         "baseline": result.baseline,
         "suite": {"failures": result.suite.failures, "passes": result.suite.passes},
         "per_task": per_task,
@@ -176,9 +180,12 @@ def check_json(result: CheckResult) -> dict[str, Any]:
 # ---------------------------------------------------------------- Markdown
 
 
-def code(text: str) -> str:
-    """`text` as a Markdown code span that survives a table cell."""
-    text = re.sub(r"[\r\n]+", " ", text).replace("|", "\\|")
+def code(text: str, in_table: bool = False) -> str:
+    """`text` as a Markdown code span; `in_table`, one that survives a table cell (where
+    a | ends the cell; outside a table its escape would show as a backslash)."""
+    text = re.sub(r"[\r\n]+", " ", text)
+    if in_table:
+        text = text.replace("|", "\\|")
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -192,12 +199,17 @@ def _headline(result: CheckResult) -> str:
         parts.append(f"{regressed} task{'s' if regressed != 1 else ''} regressed beyond noise")
     if failures:
         parts.append(f"{failures} suite check{'s' if failures != 1 else ''} failed")
-    return "; ".join(parts) if parts else "passed"
+    if parts:
+        return "; ".join(parts)
+    return "passed, with warnings" if result.warnings else "passed"
 
 
 def check_markdown(result: CheckResult) -> str:
     """A compact summary for a pull-request comment or the job summary."""
     lines = [f"### reportgen check: {_headline(result)}", ""]
+    lines += [f"**Warning:** {_plain_text(w)}" for w in result.warnings]
+    if result.warnings:
+        lines.append("")
     if result.baseline is not None:
         lines += [f"Baseline: {code(result.baseline)}", ""]
     gate = result.tasks
@@ -217,7 +229,8 @@ def check_markdown(result: CheckResult) -> str:
                 word = VERDICT_WORDS[t.verdict]
                 lines.append(
                     f"| {'**' + word + '**' if t.verdict == REGRESSED else word} "
-                    f"| {code(gate.name(t.id))} | {_counts(t.baseline)} | {_counts(t.candidate)} "
+                    f"| {code(gate.name(t.id), in_table=True)} "
+                    f"| {_counts(t.baseline)} | {_counts(t.candidate)} "
                     f"| {t.change:+.3f} "
                     f"| {p_value(t.p_higher if higher else t.p_lower)} "
                     f"| {p_value(t.adjusted_higher if higher else t.adjusted_lower)} |"
@@ -228,8 +241,10 @@ def check_markdown(result: CheckResult) -> str:
                 for t in rows
             ):
                 lines += [NOT_IN_FAMILY + ".", ""]
-        else:
+        elif gate.shared_sets:
             lines += ["No shared task's pass rate changed.", ""]
+        else:
+            lines += ["No task was tested: no result set is in the baseline.", ""]
         if len(moved) > MARKDOWN_MOVED_ROWS:
             lines += [f"{len(moved) - MARKDOWN_MOVED_ROWS} more tasks moved within noise.", ""]
         several = len(gate.shared_sets) > 1
@@ -249,6 +264,11 @@ def check_markdown(result: CheckResult) -> str:
     if suite_lines:
         lines += ["Suite:", "", *(_plain(line) for line in suite_lines), ""]
     return "\n".join(lines)
+
+
+def _plain_text(text: str) -> str:
+    """Text with Markdown's active characters escaped."""
+    return re.sub(r"([\\`*_\[\]<>|~&@#])", r"\\\1", text)
 
 
 def _plain(line: str) -> str:
@@ -277,7 +297,8 @@ def _annotation(level: str, title: str, message: str) -> str:
 
 
 def check_github(result: CheckResult) -> str:
-    """One annotation per regressed task (error), improved task (notice) and failed suite check."""
+    """One annotation per regressed task (error), improved task (notice), failed suite
+    check (error) and warning (warning)."""
     lines = []
     gate = result.tasks
     if gate is not None:
@@ -305,5 +326,7 @@ def check_github(result: CheckResult) -> str:
             )
     for line in result.suite.failures:
         lines.append(_annotation("error", "reportgen check", line))
+    for warning in result.warnings:
+        lines.append(_annotation("warning", "reportgen check", warning))
     lines.append(f"reportgen check: {_headline(result)}")
     return "\n".join(lines) + "\n"

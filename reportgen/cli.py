@@ -472,13 +472,19 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
         missed.append("--max-drop compared nothing")
     if gate is not None and not gate.shared_sets:
         missed.append("no task was tested")
-    if missed:
-        print(
-            "reportgen: warning: no result set of the report is in the baseline (they are "
-            f"matched by suite and model), so {' and '.join(missed)}",
-            file=sys.stderr,
+    warnings = (
+        (
+            "no result set of the report is in the baseline (they are matched by suite and "
+            f"model), so {' and '.join(missed)}",
         )
-    result = CheckResult(None if baseline is None else baseline["label"], verdict, gate)
+        if missed
+        else ()
+    )
+    for warning in warnings:
+        print(f"reportgen: warning: {warning}", file=sys.stderr)
+    result = CheckResult(
+        None if baseline is None else baseline["label"], verdict, gate, warnings=warnings
+    )
     if args.format == "json":
         out.write(json.dumps(check_json(result), indent=2, ensure_ascii=False) + "\n")
     elif args.format == "markdown":

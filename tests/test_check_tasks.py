@@ -251,13 +251,34 @@ def test_an_id_with_a_line_break_cannot_start_a_second_annotation(tmp_path: Path
     ("text", "span"),
     [
         ("plain", "`plain`"),
-        ("a|b", "`a\\|b`"),
+        ("a|b", "`a|b`"),
         ("tick`in", "``tick`in``"),
         ("`edge", "`` `edge ``"),
     ],
 )
 def test_markdown_code_spans(text: str, span: str) -> None:
     assert code(text) == span
+    # In a table cell a | would end the cell: there, and only there, it is escaped.
+    assert code(text, in_table=True) == span.replace("|", "\\|")
+
+
+def test_a_check_that_compared_nothing_says_so_in_every_format(tmp_path: Path) -> None:
+    now = write(tmp_path / "now.json", report_doc({"renamed": {"a": (5, 10), "b": (10, 10)}}))
+    then = write(tmp_path / "then.json", report_doc({"agent": {"a": (10, 10), "b": (10, 10)}}))
+    said = "no result set of the report is in the baseline"
+    argv = ["check", str(now), "--baseline", str(then), "--per-task", "--max-drop", "0.1"]
+    status, out = run([*argv, "--format", "json"])
+    assert status == 0
+    doc = json.loads(out)
+    assert doc["passed"] is True and said in doc["warnings"][0]
+    _, out = run([*argv, "--format", "markdown"])
+    assert out.startswith("### reportgen check: passed, with warnings")
+    assert f"**Warning:** {said}" in out and "No task was tested" in out
+    assert "No shared task's pass rate changed" not in out
+    _, out = run([*argv, "--format", "github"])
+    assert any(
+        line.startswith("::warning title=reportgen check::" + said) for line in out.splitlines()
+    )
 
 
 # ---------------------------------------------------------------- exit codes
