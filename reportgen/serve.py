@@ -218,7 +218,7 @@ class PreviewServer:
         self.build_number = 0
         #: The last build's located errors, shown over open pages; empty when it worked.
         self.problems: list[str] = []
-        handler = functools.partial(_QuietHandler, directory=str(self.config.output), preview=self)
+        handler = self._handler(self.config.output)
         try:
             # Before the build, so a busy port is reported at once.
             self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
@@ -233,6 +233,9 @@ class PreviewServer:
             raise
         self.state = snapshot(watched_paths(self.config))
         self._thread: threading.Thread | None = None
+
+    def _handler(self, folder: Path) -> Callable[..., _QuietHandler]:
+        return functools.partial(_QuietHandler, directory=str(folder), preview=self)
 
     @property
     def url(self) -> str:
@@ -260,8 +263,14 @@ class PreviewServer:
         print("change detected, rebuilding", file=self.log)
         retired: list[Path] = []
         try:
+            served = self.config.output
             self.config = self.load()
             self._build(retired)
+            if self.config.output != served:
+                # `output:` changed in the config: serve the folder now built, or every
+                # later edit would go where nobody looks.
+                self.server.RequestHandlerClass = self._handler(self.config.output)
+                print(terminal_safe(f"serving {self.config.output} now"), file=self.log)
             self.state = snapshot(watched_paths(self.config))
             self.problems = []
         except UserError as error:

@@ -132,3 +132,31 @@ def test_served_pages_get_the_script_and_a_policy_that_allows_it() -> None:
     assert b"script-src 'none'" not in served
     # A page without a body element still gets the script, at the end.
     assert with_live_reload(b"<p>bare</p>", 1).endswith(b"</script>")
+
+
+def test_serve_follows_a_changed_output_folder(tmp_path: Path) -> None:
+    import urllib.request
+
+    from reportgen.config import Config
+    from reportgen.readers import Source
+
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
+    configs = [Config(output=tmp_path / "site", title="First", result_sets=[Source(runs)])]
+    log = io.StringIO()
+    preview = PreviewServer(lambda: configs[-1], 0, log)
+    preview.start()
+    try:
+        with urllib.request.urlopen(preview.url) as answer:
+            assert "<h1>First</h1>" in answer.read().decode()
+        # The config now names another folder (and a new title): that folder is served.
+        configs.append(
+            Config(output=tmp_path / "site2", title="Second", result_sets=[Source(runs)])
+        )
+        runs.write_text(runs.read_text() + '{"task": "c", "passed": true}\n')
+        assert preview.check_once()
+        with urllib.request.urlopen(preview.url) as answer:
+            assert "<h1>Second</h1>" in answer.read().decode()
+        assert f"serving {tmp_path / 'site2'} now" in log.getvalue()
+    finally:
+        preview.stop()
