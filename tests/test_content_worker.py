@@ -138,8 +138,14 @@ def test_front_matter_is_parsed_once_per_text_and_each_caller_gets_its_own_copy(
     other = text.replace("Notes", "Other")
     assert content.front_matter(other)["title"] == "Other"
     assert parsed == [text, other]
-    with pytest.raises(UserError, match=r"^bad\.md: front matter: "):
+    with pytest.raises(UserError, match=r"^bad\.md:3: front matter: not valid YAML: "):
         content.front_matter("---\ntitle: [\n---\n", "bad.md")
+    # Located at its line of the file, in one line, without PyYAML's own framing.
+    with pytest.raises(UserError) as caught:
+        content.front_matter("---\ntitle: x\n  bad: indent\n---\nbody\n", "faq.md")
+    assert str(caught.value) == (
+        "faq.md:3: front matter: not valid YAML: mapping values are not allowed here"
+    )
 
 
 @pytest.mark.parametrize(

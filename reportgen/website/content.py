@@ -332,6 +332,15 @@ def coverage_example(
     return check_coverage([runs] * tasks, k, population, confidence)
 
 
+def _front_matter_problem(source: str, error: Exception) -> str:
+    """A front matter error at its line of the file (the YAML starts on line 2)."""
+    mark = getattr(error, "problem_mark", None)
+    if isinstance(error, yaml.YAMLError) and mark is not None:
+        reason = getattr(error, "problem", None) or error
+        return f"{source}:{mark.line + 2}: front matter: not valid YAML: {reason}"
+    return f"{source}: front matter: {error}"
+
+
 @functools.lru_cache(maxsize=16)
 def _parsed_front_matter(text: str) -> dict[str, Any]:
     # `serve` reads every content page again for each rebuild, and the methodology's
@@ -344,7 +353,7 @@ def front_matter(text: str, source: str = "content") -> dict[str, Any]:
     try:
         found = _parsed_front_matter(text)
     except (ValueError, yaml.YAMLError) as error:
-        raise UserError(f"{source}: front matter: {error}") from None
+        raise UserError(_front_matter_problem(source, error)) from None
     return copy.deepcopy(found)  # the caller's to change, not the cached one
 
 
@@ -355,7 +364,7 @@ def render_content(
     try:
         body, meta, offset = split_front_matter(text)
     except (ValueError, yaml.YAMLError) as error:
-        raise UserError(f"{source}: front matter: {error}") from None
+        raise UserError(_front_matter_problem(source, error)) from None
     k = int(site.get("k", 3))
     confidence = float(site.get("confidence", 0.95))
     site = {"k": k, "confidence": confidence, "level": percent(confidence), **site}
