@@ -407,13 +407,16 @@ def _run_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK  # pragma: no cover - serve runs until interrupted
 
 
-def _fraction(flag: str, text: str | None) -> float | None:
+def _fraction(flag: str, text: str | None, strict: bool = False) -> float | None:
+    """A number from 0 to 1 (`strict`: strictly between them), as given for `flag`."""
     if text is None:
         return None
     try:
         value = float(text)
     except ValueError:
         raise UserError(f"{flag}: {text!r} is not a number") from None
+    if strict and not 0.0 < value < 1.0:
+        raise UserError(f"{flag}: must lie strictly between 0 and 1, got {text}")
     if not 0.0 <= value <= 1.0:
         raise UserError(f"{flag}: must lie between 0 and 1, got {text}")
     return value
@@ -445,9 +448,10 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     stray = [flag for flag, given in task_flags.items() if given]
     if stray and not args.per_task:
         raise UserError(f"{', '.join(stray)}: only with --per-task")
-    level = 0.05 if args.level is None else _fraction("--level", args.level)
-    if level is None or not 0 < level < 1:
-        raise UserError(f"--level: must lie strictly between 0 and 1, got {args.level}")
+    if args.all_tasks and args.test == "boschloo":
+        # Only Fisher's tasks are screened; Boschloo's family always holds every task.
+        raise UserError("--all-tasks: only with --test fisher (Boschloo's test screens no task)")
+    level = _fraction("--level", args.level, strict=True) or 0.05  # None: not given
     min_task_drop = _fraction("--min-task-drop", args.min_task_drop) or 0.0
     report = read_report(args.report, "report", tasks=args.per_task)
     baseline = None

@@ -426,12 +426,23 @@ def test_check_usage_errors(
     assert message in _error(["check", str(site), *extra], capsys)
 
 
-@pytest.mark.parametrize("level", ["0", "1", "x", "nan"])
+@pytest.mark.parametrize("level", ["0", "1", "1.5", "-0.1", "x", "nan"])
 def test_bad_level_exits_2(
     site: Path, old: Path, level: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["check", str(site), "--baseline", str(old), "--per-task", "--level", level]
-    assert "--level" in _error(argv, capsys)
+    said = _error(argv, capsys)
+    assert "--level" in said
+    if level not in ("x", "nan"):  # one wording for every number out of range
+        assert f"--level: must lie strictly between 0 and 1, got {level}" in said
+
+
+def test_all_tasks_is_refused_with_boschloo(
+    site: Path, old: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", str(site), "--baseline", str(old), "--per-task", "--all-tasks"]
+    said = _error([*argv, "--test", "boschloo"], capsys)
+    assert "--all-tasks: only with --test fisher" in said
 
 
 def test_current_report_with_broken_tasks_exits_2(
