@@ -275,8 +275,7 @@ def _plain(line: str) -> str:
     """A suite line (it names result sets) with Markdown's active characters escaped."""
     head, _, rest = line.partition(" ")
     first, _, tail = rest.partition(" ")
-    escaped = re.sub(r"([\\`*_\[\]<>|~&@#])", r"\\\1", tail)
-    return f"{head} {first} {escaped}"
+    return f"{head} {first} {_plain_text(tail)}"
 
 
 # ---------------------------------------------------------------- GitHub annotations
