@@ -93,15 +93,14 @@ def _not_tested(groups: dict[str, tuple[str, ...]], several: bool) -> str:
 
 
 def _task_table(gate: TaskGate, rows: list[TaskChange]) -> str:
-    # Each row's p-values are those of its own direction (a rise's p is of a rise).
     cells = [
         [
             gate.name(t.id),
             _counts(t.baseline),
             _counts(t.candidate),
             f"{t.change:+.3f}",
-            p_value(t.p_higher if t.change > 0 else t.p_lower),
-            p_value(t.adjusted_higher if t.change > 0 else t.adjusted_lower),
+            p_value(t.p),
+            p_value(t.adjusted),
         ]
         for t in rows
     ]
@@ -225,15 +224,14 @@ def check_markdown(result: CheckResult) -> str:
                 "|:--|:--|--:|--:|--:|--:|--:|",
             ]
             for t in rows:
-                higher = t.change > 0  # each row's p-values in its own direction
                 word = VERDICT_WORDS[t.verdict]
                 lines.append(
                     f"| {'**' + word + '**' if t.verdict == REGRESSED else word} "
                     f"| {code(gate.name(t.id), in_table=True)} "
                     f"| {_counts(t.baseline)} | {_counts(t.candidate)} "
                     f"| {t.change:+.3f} "
-                    f"| {p_value(t.p_higher if higher else t.p_lower)} "
-                    f"| {p_value(t.adjusted_higher if higher else t.adjusted_lower)} |"
+                    f"| {p_value(t.p)} "
+                    f"| {p_value(t.adjusted)} |"
                 )
             lines.append("")
             if any(

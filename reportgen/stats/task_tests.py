@@ -271,6 +271,17 @@ class TaskChange:
         """The candidate's pass rate minus the baseline's."""
         return self.candidate[0] / self.candidate[1] - self.baseline[0] / self.baseline[1]
 
+    @property
+    def p(self) -> float:
+        """The one-sided p-value in the direction of the change (a rise's is of a rise;
+        an unchanged task's, of a fall)."""
+        return self.p_higher if self.change > 0 else self.p_lower
+
+    @property
+    def adjusted(self) -> float | None:
+        """`p` adjusted across its family; None when screened out of it."""
+        return self.adjusted_higher if self.change > 0 else self.adjusted_lower
+
 
 @dataclass(frozen=True)
 class TaskTests:
@@ -321,8 +332,7 @@ class TaskTests:
         group = {REGRESSED: 0, IMPROVED: 1, MOVED_DOWN: 2, MOVED_UP: 3}
 
         def key(t: TaskChange) -> tuple[int, float, float, tuple[tuple[int, int, str], ...]]:
-            p = t.p_higher if t.change > 0 else t.p_lower
-            return group[t.verdict], p, -abs(t.change), natural_key(t.id)
+            return group[t.verdict], t.p, -abs(t.change), natural_key(t.id)
 
         return tuple(sorted(self.changed, key=key))
 
