@@ -77,7 +77,6 @@ class Comparison:
     correlation: float | None
     a_only_solved: tuple[str, ...]
     b_only_solved: tuple[str, ...]
-    ranked: IntArray
     warnings: tuple[str, ...]
 
     @property
@@ -98,6 +97,12 @@ class Comparison:
     def diff_lead(self) -> FloatArray:
         """Each shared task's pass^k difference A - B by the headline estimator."""
         return self.diff_unbiased if self.headline == "unbiased" else self.diff_plugin
+
+    @property
+    def ranked(self) -> IntArray:
+        """Indices into `shared`, biggest regressions (most negative diff_lead) first.
+        `shared` is sorted by id, so the stable sort breaks ties by id."""
+        return np.argsort(self.diff_lead, kind="stable").astype(np.int64)
 
 
 def _counts_arrays(name: str, counts: Counts) -> tuple[list[str], IntArray, IntArray]:
@@ -203,12 +208,6 @@ def compare(
     a_only_solved = tuple(shared[i] for i in np.flatnonzero(solved_a & ~solved_b))
     b_only_solved = tuple(shared[i] for i in np.flatnonzero(solved_b & ~solved_a))
 
-    # By the difference the page leads with (see Comparison.headline: the unbiased one
-    # is defined for every task exactly when its mean is). `shared` is sorted by id,
-    # so a stable sort breaks ties by id.
-    by = diff_plugin if bool(np.isnan(diff_unbiased).any()) else diff_unbiased
-    ranked = np.argsort(by, kind="stable").astype(np.int64)
-
     warnings: list[str] = []
     for side, names in (("A", only_in_a), ("B", only_in_b)):
         if names:
@@ -253,7 +252,6 @@ def compare(
         correlation=correlation,
         a_only_solved=a_only_solved,
         b_only_solved=b_only_solved,
-        ranked=ranked,
         warnings=tuple(warnings),
     )
 
