@@ -366,18 +366,17 @@ def estimate_suite(
             f"every task has fewer than k = {k} runs, so unbiased pass^{k}, pass@{k} and "
             f"reliability@{k} are undefined (null); the plug-in estimates stand"
         )
-    elif len(short) > _SHORT_TASKS_ONE_BY_ONE:
-        # One line per task (40 with k above every task's runs) buried the point.
-        warnings.append(
-            f"unbiased reliability@{k} is undefined (null) because "
-            f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs, which "
-            f"leaves their own unbiased pass^{k} and pass@{k} undefined too: "
-            f"{_name_list([names[i] for i in short])}"
-        )
     elif len(short):
+        # Past a few tasks this one line also says what the lines per task said
+        # (40 of them, with k above every task's runs, buried the point).
+        also = (
+            f", which leaves their own unbiased pass^{k} and pass@{k} undefined too"
+            if len(short) > _SHORT_TASKS_ONE_BY_ONE
+            else ""
+        )
         warnings.append(
             f"unbiased reliability@{k} is undefined (null) because "
-            f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs: "
+            f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs{also}: "
             f"{_name_list([names[i] for i in short])}"
         )
     if len(tasks) < 2:
