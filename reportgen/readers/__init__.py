@@ -227,11 +227,11 @@ class Loaded:
     formats: list[tuple[str, str]]
 
 
-def _inside(path: Path, folder: Path) -> bool:
+def _resolved(path: Path) -> Path:
     try:
-        return path.is_relative_to(folder.resolve())
-    except (OSError, RuntimeError):
-        return False
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: load_source says so
+        return path
 
 
 def load_sources(sources: list[Source]) -> Loaded:
@@ -243,14 +243,16 @@ def load_sources(sources: list[Source]) -> Loaded:
     # the same way twice would count its runs twice. (Read twice with different
     # settings, such as two scorers of one log, it makes two result sets.)
     given: dict[Source, Path] = {}
-    folders = [s.path for s in sources if s.path.is_dir()]
+    folders = [(s.path, _resolved(s.path)) for s in sources if s.path.is_dir()]
     for source in sources:
-        try:
-            same_input = replace(source, path=source.path.resolve())
-        except (OSError, RuntimeError):  # a symlink loop: load_source says so
-            same_input = source
+        same_input = replace(source, path=_resolved(source.path))
         holder = next(
-            (f for f in folders if f != source.path and _inside(same_input.path, f)), None
+            (
+                as_given
+                for as_given, folder in folders
+                if as_given != source.path and same_input.path.is_relative_to(folder)
+            ),
+            None,
         )
         if holder is not None:
             problems.add(f"{source.path}: already read as part of {holder}, also given")
