@@ -509,8 +509,7 @@ def _read_counts(
         whole = f"(NOT isinf({value}) AND NOT isnan({value}) AND {value} = floor({value}))"
         checks.append(
             _Check(
-                f"{missing} OR ({raw} IS NOT NULL AND ({value} IS NULL OR isinf({value}) "
-                f"OR isnan({value}) OR {value} <> floor({value})))",
+                f"{missing} OR ({raw} IS NOT NULL AND ({value} IS NULL OR NOT {whole}))",
                 raw,
                 _say(f"column {_braced(name)}: expected a whole number, got {{0}}"),
             )
