@@ -323,8 +323,11 @@ def test_general_invariants(
         if interval.low is not None:
             assert interval.estimate is not None and interval.high is not None
             assert -1.0 <= interval.low <= interval.estimate <= interval.high <= 1.0
-    d = cmp.diff_plugin[cmp.ranked]
+    # Ranked by the headline difference, ties by task id.
+    d = cmp.diff_lead[cmp.ranked]
     assert np.all(np.diff(d) >= 0)
+    ids = [cmp.shared[i] for i in cmp.ranked]
+    assert all(ids[i] < ids[i + 1] for i in range(len(ids) - 1) if d[i] == d[i + 1])
     if cmp.correlation is not None:
         assert -1.0 <= cmp.correlation <= 1.0
         assert cmp.correlation == pytest.approx(
