@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from fractions import Fraction
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
+from reportgen.stats import coverage
 from reportgen.stats.bootstrap import shown_bootstrap_interval, two_stage_bootstrap
 from reportgen.stats.coverage import CoverageCheck, IntervalCoverage, check_coverage
 from reportgen.stats.estimate import EstimateError, unbiased_pass_hat_k
@@ -112,6 +114,87 @@ def test_bootstrap_check_matches_two_stage_bootstrap_called_suite_by_suite() -> 
     looped = hits / suites
     check = check_coverage(runs, 3, population, 0.95, replicates=10, bootstrap_replicates=1000)
     assert _agrees(check.get("bootstrap"), looped, suites)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 12), min_size=1, max_size=5),
+    st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    st.integers(0, 2**32 - 1),
+)
+def test_lattice_sum_distributions_are_the_exact_convolutions(
+    numerators: list[int], counts: list[int], seed: int
+) -> None:
+    """The FFT's distribution of a sum of `count` outcomes, against enumerating every
+    ordered tuple of outcomes with its probability (in fractions)."""
+    rng = np.random.default_rng(seed)
+    rows = rng.dirichlet(np.ones(len(numerators)), size=2)
+    found = coverage._sum_distributions(rows, np.array(numerators), counts)
+    assert sorted(found) == sorted(set(counts))
+    for count, pmf in found.items():
+        assert pmf.shape == (2, max(numerators) * count + 1)
+        for row, probabilities in zip(pmf, rows, strict=True):
+            exact = [Fraction(0)] * pmf.shape[1]
+            for outcome in itertools.product(range(len(numerators)), repeat=count):
+                chance = Fraction(1)
+                for j in outcome:
+                    chance *= Fraction(float(probabilities[j]))
+                exact[sum(numerators[j] for j in outcome)] += chance
+            assert np.allclose(row, [float(x) for x in exact], rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("runs", "k", "unbiased", "denominator", "parts"),
+    [
+        ([10] * 5, 3, True, 120, [5]),  # C(10, 3)
+        ([10] * 100, 3, True, 120, [50, 50]),  # 12,001 sums: two parts of 6,001
+        ([4] * 50, 3, True, 4, [50]),  # the tau-bench shape
+        ([4, 5, 5, 6], 2, True, 30, [4]),  # lcm of C(4, 2), C(5, 2), C(6, 2) = 6, 10, 15
+        ([2, 10], 3, False, 1000, [2]),  # plug-in: lcm of 2^3 and 10^3
+        ([8, 10, 12] * 8, 3, True, 9240, None),  # one outcome alone has too many values
+        ([10] * 500, 3, True, 120, None),  # more than four parts: multinomial
+    ],
+)
+def test_lattice_numerators_are_the_statistic(
+    runs: list[int], k: int, unbiased: bool, denominator: int, parts: list[int] | None
+) -> None:
+    distinct = sorted(set(runs))
+    c = np.concatenate([np.arange(m + 1) for m in distinct])
+    n = np.concatenate([np.full(m + 1, m) for m in distinct])
+    lattice = coverage._lattice(c, n, k, unbiased, len(runs))
+    if parts is None:
+        assert lattice is None
+        return
+    assert lattice is not None
+    assert (lattice.denominator, lattice.parts) == (denominator, parts)
+    plugin, unbiased_values = coverage._values(c, n, k)
+    statistic = unbiased_values if unbiased else plugin
+    assert np.allclose(lattice.numerators / lattice.denominator, statistic, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("tasks", [20, 100])
+def test_lattice_and_multinomial_samplers_measure_the_same_coverage(
+    tasks: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same law, different draws: the bootstrap's coverage agrees within simulation error
+    (at 100 tasks the lattice draws each resample as the sum of two parts)."""
+    runs, population = [10] * tasks, _population(2, 2)
+    options: dict[str, Any] = {"replicates": 10, "bootstrap_replicates": 800, "seed": 3}
+    calls = []
+    lattice_means = coverage._resample_means_lattice
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return lattice_means(*args)
+
+    monkeypatch.setattr(coverage, "_resample_means_lattice", counted)
+    on_lattice = check_coverage(runs, 3, population, **options).get("bootstrap")
+    assert calls
+    calls.clear()
+    monkeypatch.setattr(coverage, "_LATTICE_PARTS", 0)
+    multinomial = check_coverage(runs, 3, population, **options).get("bootstrap")
+    assert not calls and multinomial.coverage is not None
+    assert _agrees(on_lattice, multinomial.coverage, multinomial.replicates)
 
 
 # ------------------------------------------------------------ exact properties

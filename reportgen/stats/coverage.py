@@ -54,6 +54,13 @@ _DISTINCT_FROM_K = 16
 # Array elements per working array in the direct sampler (about 50 MB in all).
 _DIRECT_ELEMENTS = 500_000
 _MULTINOMIAL_ELEMENTS = 4_000_000
+#: The lattice sampler (see _lattice) computes distributions of at most this many
+#: values, and draws each resample as the sum of at most _LATTICE_PARTS draws from
+#: them; past that the multinomial sampler costs less.
+_LATTICE_POINTS = 8192
+_LATTICE_PARTS = 4
+#: Suites whose lattice distribution is computed together (their arrays stay in cache).
+_LATTICE_ROWS = 32
 
 #: The intervals checked, in the order pages list them.
 INTERVALS = ("plugin_t", "unbiased_t", "bootstrap", "clustered_plugin", "clustered_unbiased")
@@ -292,6 +299,108 @@ def _redraw_matrix(n: int) -> FloatArray:
 _Chunk = tuple[FloatArray, FloatArray, FloatArray]
 
 
+@dataclass(frozen=True)
+class _Lattice:
+    """Each outcome's statistic as numerators / denominator, and a resample's
+    `count` outcomes split into parts whose sums take at most _LATTICE_POINTS values."""
+
+    numerators: IntArray
+    denominator: int
+    parts: list[int]  # outcomes per part, adding up to the resample's count
+
+
+def _lattice(
+    outcome_c: IntArray, outcome_n: IntArray, k: int, unbiased: bool, count: int
+) -> _Lattice | None:
+    """The statistic on a lattice, when its resample sums are cheap to draw that way; else None.
+
+    The unbiased C(c, k)/C(n, k) has denominator the lcm of the C(n, k); the
+    plug-in (c/n)^k, the lcm of the n^k.
+    """
+    denominator = 1
+    for n in np.unique(outcome_n).tolist():
+        denominator = math.lcm(denominator, math.comb(n, k) if unbiased else n**k)
+        if denominator + 1 > _LATTICE_POINTS:
+            return None
+    most = (_LATTICE_POINTS - 1) // denominator  # outcomes per part
+    parts = -(-count // most)
+    if parts > _LATTICE_PARTS:
+        return None
+    size, extra = divmod(count, parts)
+    numerators = [
+        math.comb(c, k) * (denominator // math.comb(n, k))
+        if unbiased
+        else c**k * (denominator // n**k)
+        for c, n in zip(outcome_c.tolist(), outcome_n.tolist(), strict=True)
+    ]
+    return _Lattice(
+        np.array(numerators, dtype=np.int64),
+        denominator,
+        [size + 1] * extra + [size] * (parts - extra),
+    )
+
+
+def _sum_distributions(
+    probabilities: FloatArray, numerators: IntArray, counts: Sequence[int]
+) -> dict[int, FloatArray]:
+    """Row by row, for each count: the distribution of the sum of `count` independent
+    outcomes' numerators.
+
+    Row r of `probabilities` gives each outcome's chance; column s of a result
+    is P(sum = s), s = 0..max numerator x count: the count-fold convolution of
+    one outcome's distribution, by FFT.
+    """
+    top = int(numerators.max())
+    size = 1 << (top * max(counts)).bit_length()  # no wrap-around: the FFT is long enough
+    one = np.zeros((probabilities.shape[0], top + 1))
+    for j, numerator in enumerate(numerators.tolist()):
+        one[:, numerator] += probabilities[:, j]
+    spectrum = np.fft.rfft(one, n=size, axis=1)
+    sums = {}
+    for count in sorted(set(counts)):
+        pmf: FloatArray = np.fft.irfft(spectrum**count, n=size, axis=1)[:, : top * count + 1]
+        # Rounding leaves about 1e-17 where no sum can land: nothing is drawn there.
+        pmf[pmf < 1e-13] = 0.0
+        sums[count] = pmf
+    return sums
+
+
+def _resample_means_lattice(
+    probabilities: FloatArray,
+    lattice: _Lattice,
+    count: int,
+    resamples: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Resample means with the multinomial sampler's law, drawn from exact distributions.
+
+    A resample's mean is (the sum of `count` independent outcomes' numerators) /
+    (denominator x count). Its sum is drawn part by part, each part's from that
+    part's exact distribution (_sum_distributions) by its cumulative
+    distribution: about the lattice's size of work per suite, instead of
+    resamples x outcomes.
+    """
+    means = np.empty((probabilities.shape[0], resamples))
+    for start in range(0, probabilities.shape[0], _LATTICE_ROWS):
+        chunk = probabilities[start : start + _LATTICE_ROWS]
+        distributions = _sum_distributions(chunk, lattice.numerators, lattice.parts)
+        cumulative = {part: np.cumsum(pmf, axis=1) for part, pmf in distributions.items()}
+        sums = np.zeros((chunk.shape[0], resamples), dtype=np.int64)
+        # A draw that rounds up to the total would land past the last possible sum.
+        last = {
+            part: pmf.shape[1] - 1 - np.argmax(pmf[:, ::-1] > 0, axis=1)
+            for part, pmf in distributions.items()
+        }
+        for part in lattice.parts:
+            cdf = cumulative[part]
+            draws = rng.random((chunk.shape[0], resamples)) * cdf[:, -1:]
+            for row in range(chunk.shape[0]):
+                landed = np.searchsorted(cdf[row], draws[row], side="right")
+                sums[row] += np.minimum(landed, last[part][row])
+        means[start : start + chunk.shape[0]] = sums / (lattice.denominator * count)
+    return means
+
+
 def _bootstrap_chunks_multinomial(
     population: Population,
     runs: IntArray,
@@ -305,14 +414,19 @@ def _bootstrap_chunks_multinomial(
     The resampled outcomes (n, c*) are the same for every suite, c* = 0..n for
     each distinct n; only their probabilities differ: for the tasks with n
     runs, (their outcome counts / T) @ R_n, where row c of R_n is the
-    Binomial(n, c/n) pmf.
+    Binomial(n, c/n) pmf. A resample's mean is then (outcome counts ~
+    Multinomial(T, those probabilities)) @ statistic / T; when the statistic
+    takes values on a small lattice, the same law is drawn from directly
+    (_resample_means_lattice), which costs less.
     """
     count = int(runs.shape[0])
     distinct, sizes = np.unique(runs, return_counts=True)
     outcome_n = np.concatenate([np.full(m + 1, m, dtype=np.int64) for m in distinct.tolist()])
     outcome_c = np.concatenate([np.arange(m + 1, dtype=np.int64) for m in distinct.tolist()])
     plugin, unbiased = _values(outcome_c, outcome_n, k)
-    statistic = unbiased if bool(np.all(k <= runs)) else plugin
+    use_unbiased = bool(np.all(k <= runs))
+    statistic = unbiased if use_unbiased else plugin
+    lattice = _lattice(outcome_c, outcome_n, k, use_unbiased, count)
     # The suites: outcome counts per distinct n, side by side as the support is laid out.
     suites = np.concatenate(
         [
@@ -334,9 +448,15 @@ def _bootstrap_chunks_multinomial(
             axis=1,
         )
         probabilities /= probabilities.sum(axis=1, keepdims=True)
-        draws = rng.multinomial(count, probabilities[:, None, :], size=(part.shape[0], resamples))
+        if lattice is not None:
+            means = _resample_means_lattice(probabilities, lattice, count, resamples, rng)
+        else:
+            draws = rng.multinomial(
+                count, probabilities[:, None, :], size=(part.shape[0], resamples)
+            )
+            means = elementary.dot(draws, statistic) / count
         yield (
-            elementary.dot(draws, statistic) / count,
+            means,
             elementary.dot(part, statistic) / count,
             elementary.dot(part, plugin) / count,
         )
