@@ -125,6 +125,7 @@ def check_text(result: CheckResult) -> str:
         # Each group with its clearest changes first (TaskTests.calls_first), so that
         # the rows cut from a long group are its least clear.
         shown = tests.calls_first
+        dashes = False
         for label, rows in (
             ("regressed beyond noise", _of(shown, REGRESSED)),
             ("improved beyond noise", _of(shown, IMPROVED)),
@@ -133,8 +134,11 @@ def check_text(result: CheckResult) -> str:
             lines.append(f"{label} ({len(rows)}){':' if rows else ': none'}")
             if rows:
                 lines.append(_task_table(gate, rows[:TEXT_MOVED_ROWS]))
+                dashes = dashes or any(t.adjusted is None for t in rows[:TEXT_MOVED_ROWS])
             if len(rows) > TEXT_MOVED_ROWS:
                 lines.append(f"  ... {len(rows) - TEXT_MOVED_ROWS} more (--format json lists all)")
+        if dashes:
+            lines.append(NOT_IN_FAMILY)
         lines.append(f"new since the baseline, not tested: {_not_tested(gate.new, several)}")
         lines.append(f"gone since the baseline, not tested: {_not_tested(gate.gone, several)}")
         if gate.unmatched:
@@ -234,10 +238,8 @@ def check_markdown(result: CheckResult) -> str:
                     f"| {p_value(t.adjusted)} |"
                 )
             lines.append("")
-            if any(
-                (t.adjusted_higher if t.verdict == IMPROVED else t.adjusted_lower) is None
-                for t in rows
-            ):
+            # The note explains the "–" of the adjusted column: the adjusted p shown.
+            if any(t.adjusted is None for t in rows):
                 lines += [NOT_IN_FAMILY + ".", ""]
         elif gate.shared_sets:
             lines += ["No shared task's pass rate changed.", ""]

@@ -372,6 +372,35 @@ def test_several_result_sets_form_one_family_and_unmatched_sets_are_named(tmp_pa
     assert "alpha / a" in out and "not in the baseline, not tested: gamma" in out
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "dash"),
+    [
+        # A rise within noise that could never be called a rise: out of the rises' family.
+        ((0, 2), (2, 5), True),
+        # A rise in the rises' family, though no fall of these counts could reach the level.
+        ((0, 2), (5, 5), False),
+    ],
+)
+def test_markdown_notes_the_family_exactly_when_a_row_shows_a_dash(
+    tmp_path: Path, before: tuple[int, int], after: tuple[int, int], dash: bool
+) -> None:
+    now = write(tmp_path / "now.json", report_doc({"agent": {"x": after, "big": (2, 20)}}))
+    then = write(tmp_path / "then.json", report_doc({"agent": {"x": before, "big": (20, 20)}}))
+    status, out = run(
+        ["check", str(now), "--baseline", str(then), "--per-task", "--format", "markdown"]
+    )
+    assert status == 1
+    row = next(line for line in out.splitlines() if "`x`" in line)
+    assert row.startswith("| moved up ")
+    assert row.endswith("| – |") is dash
+    assert ("not in the family" in out) is dash
+    # The terminal table says the same.
+    status, out = run(["check", str(now), "--baseline", str(then), "--per-task"])
+    row = next(line for line in out.splitlines() if line.strip().startswith("x "))
+    assert row.rstrip().endswith("–") is dash
+    assert ("not in the family" in out) is dash
+
+
 # ---------------------------------------------------------------- bad input: exit 2, located
 
 
