@@ -19,6 +19,7 @@ from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import describe, json_loads, not_regular
 from .stats.estimate import MAX_K, confidence_extreme
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
+from .terminal import fixed
 
 #: report.json versions `check`, `compare` and `plan` read.
 READABLE_VERSIONS = (1, 2, 3)
@@ -185,9 +186,9 @@ def check_report(
             continue
         if min_reliability is not None:
             if value < min_reliability:
-                failures.append(f"{name}: {label} {value:.3f} is below {min_reliability:.3f}")
+                failures.append(f"{name}: {label} {fixed(value)} is below {fixed(min_reliability)}")
             else:
-                passes.append(f"{name}: {label} {value:.3f} >= {min_reliability:.3f}")
+                passes.append(f"{name}: {label} {fixed(value)} >= {fixed(min_reliability)}")
         if baseline is not None and max_drop is not None:
             old = old_sets.get((rs["suite"], rs["model"]))
             if old is None:
@@ -198,13 +199,15 @@ def check_report(
                 passes.append(f"{name}: {label} is undefined in the baseline; nothing to compare")
                 continue
             drop = old_value - value
-            move = f"{name}: {label} {old_value:.3f} -> {value:.3f}"
+            move = f"{name}: {label} {fixed(old_value)} -> {fixed(value)}"
             if drop > max_drop:
                 failures.append(
-                    f"{move}: dropped by {drop:.3f}, more than the allowed {max_drop:.3f}"
+                    f"{move}: dropped by {fixed(drop)}, more than the allowed {fixed(max_drop)}"
                 )
             elif round(drop, 3) > 0:
-                passes.append(f"{move}: fell by {drop:.3f}, within the allowed {max_drop:.3f}")
+                passes.append(
+                    f"{move}: fell by {fixed(drop)}, within the allowed {fixed(max_drop)}"
+                )
             else:
                 passes.append(f"{move}: {'rose' if round(drop, 3) < 0 else 'held'}")
     matched = sum((rs["suite"], rs["model"]) in old_sets for rs in report["result_sets"])

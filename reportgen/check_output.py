@@ -16,7 +16,7 @@ from typing import Any
 from .check import TaskGate, Verdict
 from .stats.estimate import counted
 from .stats.task_tests import IMPROVED, MOVED_DOWN, MOVED_UP, REGRESSED, TaskChange
-from .terminal import p_value, table
+from .terminal import p_value, signed, table
 from .views import task_tests_json
 
 #: Rows of tasks that merely moved in the Markdown table and in text; the rest are counted.
@@ -98,7 +98,7 @@ def _task_table(gate: TaskGate, rows: list[TaskChange]) -> str:
             gate.name(t.id),
             _counts(t.baseline),
             _counts(t.candidate),
-            f"{t.change:+.3f}",
+            signed(t.change),
             p_value(t.p),
             p_value(t.adjusted),
         ]
@@ -233,7 +233,7 @@ def check_markdown(result: CheckResult) -> str:
                     f"| {'**' + word + '**' if t.verdict == REGRESSED else word} "
                     f"| {code(gate.name(t.id), in_table=True)} "
                     f"| {_counts(t.baseline)} | {_counts(t.candidate)} "
-                    f"| {t.change:+.3f} "
+                    f"| {signed(t.change)} "
                     f"| {p_value(t.p)} "
                     f"| {p_value(t.adjusted)} |"
                 )
@@ -309,7 +309,7 @@ def check_github(result: CheckResult) -> str:
                     "error",
                     f"Regressed beyond noise: {gate.name(t.id)}",
                     f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
-                    f"({t.change:+.3f}); p = {p_value(t.p_lower)}, {control}-adjusted "
+                    f"({signed(t.change)}); p = {p_value(t.p_lower)}, {control}-adjusted "
                     f"{p_value(t.adjusted_lower)} <= {tests.level:g}",
                 )
             )
@@ -319,7 +319,7 @@ def check_github(result: CheckResult) -> str:
                     "notice",
                     f"Improved beyond noise: {gate.name(t.id)}",
                     f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
-                    f"({t.change:+.3f}); p = {p_value(t.p_higher)}, {control}-adjusted "
+                    f"({signed(t.change)}); p = {p_value(t.p_higher)}, {control}-adjusted "
                     f"{p_value(t.adjusted_higher)} <= {tests.level:g}",
                 )
             )

@@ -26,6 +26,7 @@ from .stats.bootstrap import (
 from .stats.clustered import ClusteredReliability, clustered_reliability
 from .stats.compare import Comparison, compare
 from .stats.coverage import CoverageCheck, check_coverage
+from .stats.elementary import decimals
 from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
 from .stats.headline import Headline, choose_headline
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
@@ -129,8 +130,9 @@ class SetReport:
         if low is None or high is None or estimate is None or low <= estimate <= high:
             return None
         return (
-            f"The bootstrap interval does not contain the headline estimate {estimate:.3f}: "
-            "with so few runs per task, redrawing runs shifts pass^k noticeably."
+            "The bootstrap interval does not contain the headline estimate "
+            f"{decimals(estimate, 3)}: with so few runs per task, redrawing runs shifts pass^k "
+            "noticeably."
         )
 
     def task_page(self, i: int) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .stats.coverage import COVERAGE_NAMES, CoverageCheck
+from .stats.elementary import decimals
 from .stats.estimate import ONE_TASK_WARNING, SuiteEstimates, SuiteInterval, counted
 from .stats.headline import Headline
 
@@ -71,21 +72,21 @@ def percent1(share: float | None) -> str:
     """0.8295 -> '83.0%': a measured share, one decimal."""
     if share is None or math.isnan(share):
         return "n/a"
-    return f"{share * 100:.1f}%"
+    return f"{decimals(share * 100, 1)}%"
 
 
 def p_value(value: float | None) -> str:
     """Three decimals, or two significant digits below 0.001; '–' when not tested."""
     if value is None:
         return "–"
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+    return decimals(value, 3) if value >= 0.001 else f"{value:.1e}"
 
 
 def fixed(value: float | None) -> str:
     """Three decimals, or 'n/a' for an undefined value."""
     if value is None or math.isnan(value):
         return "n/a"
-    return f"{value:.3f}"
+    return decimals(value, 3)
 
 
 def signed(value: float | None) -> str:
@@ -93,7 +94,7 @@ def signed(value: float | None) -> str:
     rounds to nothing; 'n/a' for an undefined one."""
     if value is None or math.isnan(value):
         return "n/a"
-    text = f"{value:+.3f}"
+    text = decimals(value, 3, plus=True)
     return "0.000" if text[1:] == "0.000" else text
 
 

@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reportgen.stats.elementary import decimals
 from reportgen.stats.estimate import estimate_suite
 from reportgen.stats.headline import choose_headline
 from reportgen.stats.planner import plan
+from reportgen.terminal import percent1
 from reportgen.views import estimate_json, plan_json
 from reportgen.website.calculator import JSTAT_VERSION, calculator_script
 from reportgen.website.render import package_folder
@@ -459,6 +461,24 @@ def test_form_fields_agree_with_the_core(context: BrowserContext, example_site: 
         assert shown.keys() == expected.keys(), case
         compare(expected, shown, json.dumps(case)[:200], diffs)
     assert not watched.problems, watched.problems
+
+
+def test_pages_and_the_calculator_round_alike(context: BrowserContext) -> None:
+    """The calculator writes numbers with JavaScript's toFixed; the pages and terminal with
+    elementary.decimals. They agree, also at exact ties such as (1/2)^4 = 0.0625."""
+    rng = random.Random(5)
+    values = [j / 16 for j in range(-40, 41)] + [j / 1024 for j in range(0, 1025, 7)]
+    values += [rng.uniform(-2, 2) for _ in range(300)] + [1.0005, 0.0005, 0.9995]
+    page = context.new_page()
+    shown = page.evaluate(
+        "values => values.map(v => [v.toFixed(3), v.toFixed(2), (v * 100).toFixed(1)])", values
+    )
+    for value, (three, two, percent_one) in zip(values, shown, strict=True):
+        if value == 0:
+            continue  # toFixed drops the sign of -0 (no page shows a -0)
+        assert (three, two) == (decimals(value, 3), decimals(value, 2)), value
+        assert f"{percent_one}%" == percent1(value), value
+    assert decimals(0.0625, 3) == "0.063"
 
 
 # ---------------------------------------------------------------- the address

@@ -8,6 +8,7 @@ import os
 import platform
 import subprocess
 import sys
+from decimal import ROUND_HALF_UP, Decimal
 
 import mpmath
 import numpy as np
@@ -156,3 +157,40 @@ def test_power_and_exp_keep_shapes_zeros_and_nan() -> None:
     assert got[1, 1:].tolist() == [0.0625, 0.25]
     assert elementary.exp(np.array([0.0, -math.inf, 1000.0])).tolist() == [1.0, 0.0, math.inf]
     assert elementary.exp(np.zeros((0, 3))).shape == (0, 3)
+
+
+# ------------------------------------------------------------ decimals
+
+
+def _half_up(value: float, places: int, plus: bool) -> str:
+    """The exact binary value rounded to `places`, a tie away from zero, by the decimal module."""
+    rounded = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{rounded:+f}" if plus else f"{rounded:f}"
+
+
+@settings(max_examples=400)
+@given(
+    st.one_of(
+        st.floats(-1e6, 1e6, allow_nan=False),
+        # Exact ties at three decimals are the odd multiples of 1/16; at one, of 1/4...
+        st.builds(lambda j, e: j / 2**e, st.integers(-(10**6), 10**6), st.integers(0, 12)),
+    ),
+    st.integers(0, 6),
+    st.booleans(),
+)
+def test_decimals_round_the_exact_value_with_ties_away_from_zero(
+    value: float, places: int, plus: bool
+) -> None:
+    assert elementary.decimals(value, places, plus) == _half_up(value, places, plus)
+
+
+def test_decimals_differs_from_format_only_at_exact_ties() -> None:
+    assert elementary.decimals(0.0625, 3) == "0.063"  # (1/2)^4; format gives 0.062
+    assert elementary.decimals(-0.0625, 3, plus=True) == "-0.063"
+    assert elementary.decimals(0.5625, 3, plus=True) == "+0.563"
+    assert elementary.decimals(0.125, 2) == "0.13"
+    assert elementary.decimals(2.5, 0) == "3"
+    # Not ties in binary: as format rounds them.
+    assert elementary.decimals(1.0005, 3) == f"{1.0005:.3f}" == "1.000"
+    assert elementary.decimals(0.0005, 3) == f"{0.0005:.3f}" == "0.001"
+    assert elementary.decimals(math.inf, 3) == "inf"

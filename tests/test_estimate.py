@@ -229,7 +229,8 @@ def test_all_tasks_equal_gives_zero_width() -> None:
     (warning,) = [w for w in suite.warnings if "zero width" in w]
     unbiased = 3 * 2 / (4 * 3)  # C(3, 2) / C(4, 2)
     assert warning.startswith(
-        f"all 3 tasks have the same pass^2 (plug-in 0.562, unbiased {unbiased:.3f}), "
+        # (3/4)^2 = 0.5625 exactly: a tie, written 0.563 as on the pages and by hand.
+        f"all 3 tasks have the same pass^2 (plug-in 0.563, unbiased {unbiased:.3f}), "
         "so both intervals across tasks have zero width"
     )
     assert warning.endswith(f"(3/4 runs) is [{low:.3f}, {high:.3f}]")

@@ -341,14 +341,17 @@ def two_stage_bootstrap(
         if not q_low <= estimate <= q_high:
             why = (
                 f"redrawing runs pushes pass^{k} upward in the bootstrap (replicate mean "
-                f"{replicate_mean:.3f}); the basic interval corrects for that shift"
+                f"{elementary.decimals(replicate_mean, 3)}); the basic interval corrects for "
+                "that shift"
                 if interval == "percentile"
                 else f"the interval removes the bootstrap's estimate of the {name} value's "
-                f"bias ({replicate_mean - world:+.3f}), which here exceeds its sampling error"
+                f"bias ({elementary.decimals(replicate_mean - world, 3, plus=True)}), which "
+                "here exceeds its sampling error"
             )
             warnings.append(
-                f"the {name} {interval} interval [{q_low:.3f}, {q_high:.3f}] does not contain "
-                f"the estimate {estimate:.3f}: {why}"
+                f"the {name} {interval} interval [{elementary.decimals(q_low, 3)}, "
+                f"{elementary.decimals(q_high, 3)}] does not contain "
+                f"the estimate {elementary.decimals(estimate, 3)}: {why}"
             )
         # Percentile bounds already lie in [0, 1]; moved ones need the clamp.
         return BootstrapInterval(

@@ -387,29 +387,32 @@ def estimate_suite(
     # interval of zero width would read as a certainty that the runs cannot give.
     # (Equal values computed by different products may differ in their last bits.)
     flat = [
-        (name, s)
+        (name, elementary.decimals(s.estimate, 3))
         for name, s, values in (
             ("plug-in", plugin, tasks.plugin),
             ("unbiased", unbiased, tasks.unbiased),
         )
-        if s.sd is not None and float(np.ptp(values)) < 1e-12
+        if s.sd is not None and s.estimate is not None and float(np.ptp(values)) < 1e-12
     ]
     if flat:
         k = tasks.k
         if len(flat) == 2:
-            same = f"pass^{k} (plug-in {plugin.estimate:.3f}, unbiased {unbiased.estimate:.3f})"
+            same = f"pass^{k} (plug-in {flat[0][1]}, unbiased {flat[1][1]})"
             zero = "both intervals across tasks have zero width"
         else:
-            ((name, s),) = flat
-            same = f"{name} pass^{k} ({s.estimate:.3f})"
+            ((name, value),) = flat
+            same = f"{name} pass^{k} ({value})"
             zero = "its interval across tasks has zero width"
         widest = int(np.argmax(tasks.plugin_high - tasks.plugin_low))
         c, n = int(tasks.successes[widest]), int(tasks.runs[widest])
+        low, high = (
+            elementary.decimals(float(b[widest]), 3) for b in (tasks.plugin_low, tasks.plugin_high)
+        )
         warnings.append(
             f"{'both' if len(tasks) == 2 else f'all {len(tasks)}'} tasks have the same {same}, "
             f"so {zero}: that says the tasks' estimates coincide, not that reliability@{k} is "
             f"known exactly; one task's own plug-in interval ({c}/{n} runs) is "
-            f"[{tasks.plugin_low[widest]:.3f}, {tasks.plugin_high[widest]:.3f}]"
+            f"[{low}, {high}]"
         )
     return SuiteEstimates(
         tasks=tasks,

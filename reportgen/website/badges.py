@@ -15,7 +15,8 @@ from xml.sax.saxutils import escape, quoteattr
 import yaml
 
 from ..report import Report, SetReport
-from ..terminal import has_bidi_marks, isolate_bidi, percent
+from ..stats.elementary import decimals
+from ..terminal import bracket, has_bidi_marks, isolate_bidi, percent
 
 # shields.io named colours, from worst to best.
 _COLOURS = ((0.9, "brightgreen"), (0.75, "green"), (0.5, "yellow"), (0.25, "orange"), (0.0, "red"))
@@ -41,9 +42,9 @@ def badge_message(s: SetReport) -> str:
     head = f"reliability@{s.estimates.k} ({s.lead_label})"
     if p.estimate is None:
         return f"{head} n/a"
-    text = f"{head} {p.estimate:.2f}"
+    text = f"{head} {decimals(p.estimate, 2)}"
     if p.low is not None and p.high is not None:
-        text += f" [{p.low:.2f}, {p.high:.2f}]"
+        text += f" [{decimals(p.low, 2)}, {decimals(p.high, 2)}]"
     return text
 
 
@@ -128,7 +129,7 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
     p = s.lead
     name = f"reliability@{k} ({s.lead_label})"
     if p.low is not None and p.high is not None:
-        name += f", {level} interval [{p.low:.3f}, {p.high:.3f}]"
+        name += f", {level} interval {bracket(p.low, p.high)}"
     entry = {
         "model-index": [
             {
