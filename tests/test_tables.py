@@ -484,6 +484,10 @@ def test_a_score_needs_a_threshold_unless_it_is_one_or_zero(tmp_path: Path) -> N
         ('task,passed\n"a\n', ["line 2: not valid CSV: unexpected end of data"]),
         ("task,passed\na,1,extra,cells\n", ["line 2: 4 cells where the header has 2"]),
         (b"task,passed\n\xff\xfe,1\n", ["line 2: not UTF-8 text"]),
+        (
+            '\n{"task": "a", "run": 1, "passed": true}\n{"task": "a", "run": 2}\n',
+            ["line 2 starts with '{': this looks like JSON, not CSV", "--input-format jsonl"],
+        ),
     ],
     ids=[
         "bad-values",
@@ -498,6 +502,7 @@ def test_a_score_needs_a_threshold_unless_it_is_one_or_zero(tmp_path: Path) -> N
         "open-quote",
         "ragged",
         "not-utf8",
+        "json",
     ],
 )
 def test_bad_run_tables_are_located(tmp_path: Path, text: str | bytes, expected: list[str]) -> None:

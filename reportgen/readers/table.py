@@ -737,6 +737,18 @@ def _csv_sql(delimiter: str) -> Callable[[str], list[str]]:
 def _csv_problem(path: Path, delimiter: str) -> str | None:
     """The first line Python's csv module cannot read, or whose cells do not match the
     header: said when DuckDB refuses a file, since its messages seldom name the line."""
+    with path.open("rb") as raw:
+        head = raw.read(4096)
+    text = head.lstrip()
+    first, blank_lines = text[:1], head[: len(head) - len(text)].count(b"\n")
+    if first in (b"{", b"["):
+        # JSON in a .csv file, or read as CSV because that format was given: DuckDB
+        # only says that it could not sniff the dialect, or finds no usable columns.
+        return (
+            f"line {blank_lines + 1} starts with {first.decode()!r}: this looks like JSON, "
+            "not CSV; give its format, for example --input-format jsonl (format: in a "
+            "config file)"
+        )
     number = 0
     try:
         with path.open(encoding="utf-8-sig", newline="") as handle:
