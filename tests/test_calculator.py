@@ -586,7 +586,17 @@ def test_bad_input_is_named_next_to_its_field(context: BrowserContext, example_s
     page.fill("#plan-target", "0")
     assert "(0, 1)" in message(page, "plan-target")
     page.fill("#plan-rho", "2")
-    assert "between -1 and 1" in message(page, "plan-rho")
+    assert message(page, "plan-rho") == "The correlation must lie in [-1, 1], got 2."
+    page.fill("#plan-rho", "abc")
+    assert "must be a number between -1 and 1" in message(page, "plan-rho")
+    # Written as the command line accepts it: an exponent, a sign.
+    page.fill("#plan-target", "0.1")
+    page.fill("#plan-rho", "-1e-1")
+    assert page.get_attribute("#plan-rho", "aria-invalid") != "true"
+    assert "--correlation -0.1 " in page.inner_text("#plan-result")
+    # A negative sd is a number out of range, not "not a number".
+    page.fill("#plan-sd", "-0.1")
+    assert message(page, "plan-sd") == "The task sd must lie in [0, 1], got -0.1."
     assert not watched.problems, watched.problems
 
 

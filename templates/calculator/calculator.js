@@ -320,7 +320,9 @@
   // ------------------------------------------------------------ reading fields
 
   var WHOLE = /^\s*\d+\s*$/;
-  var DECIMAL = /^\s*(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
+  // A number as the command line reads one (a sign, an exponent); its range is
+  // checked apart, so that -0.1 is told it is out of range, not that it is no number.
+  var NUMBER = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
 
   function wholeNumber(text, name, minimum, maximum) {
     if (!WHOLE.test(text)) {
@@ -337,7 +339,7 @@
   }
 
   function fraction(text, name, openLow, openHigh) {
-    if (!DECIMAL.test(text)) {
+    if (!NUMBER.test(text)) {
       return { error: name + " must be a number, for example 0.5." };
     }
     var value = parseFloat(text);
@@ -351,7 +353,7 @@
   }
 
   function confidenceLevel(text) {
-    if (!DECIMAL.test(text)) {
+    if (!NUMBER.test(text)) {
       return { error: "The level must be a number strictly between 0 and 1, for example 0.95." };
     }
     var value = parseFloat(text);
@@ -682,9 +684,11 @@
     var passRate = check("plan-pass", fraction(field("plan-pass").value, "The pass rate", false, false));
     var taskSd = check("plan-sd", fraction(field("plan-sd").value, "The task sd", false, false));
     var rhoText = field("plan-rho").value;
-    var rho = check("plan-rho", /^\s*-?(\d+(\.\d*)?|\.\d+)\s*$/.test(rhoText) && Math.abs(parseFloat(rhoText)) <= 1
-      ? { value: parseFloat(rhoText) }
-      : { error: "The correlation must be a number between -1 and 1." });
+    var rho = check("plan-rho", !NUMBER.test(rhoText)
+      ? { error: "The correlation must be a number between -1 and 1, for example 0.7." }
+      : Math.abs(parseFloat(rhoText)) <= 1
+        ? { value: parseFloat(rhoText) }
+        : { error: "The correlation must lie in [-1, 1], got " + rhoText.trim() + "." });
     var tasksText = field("plan-tasks").value;
     var tasks = tasksText.trim() === "" ? check("plan-tasks", { value: null })
       : check("plan-tasks", wholeNumber(tasksText, "Tasks", 2, MAX_COUNT));
