@@ -230,10 +230,16 @@ def coverage_text(check: CoverageCheck, headline: Headline) -> str:
     )
 
 
+#: Where the core's warnings mark a value that is null in JSON: after "undefined", or
+#: closing a sentence about too few tasks or categories. Only there: a task's name
+#: quoted in a warning may hold " (null)" too.
+_NULL_MARK = re.compile(r"(?<=undefined) \(null\)|(?:(?<=tasks)|(?<=categories)) \(null\)$")
+
+
 def plain_warning(warning: str) -> str:
     """A warning as a person reads it: without the "(null)" that tells readers of
     the JSON which value is null (the terminal's tables say n/a, pages say nothing)."""
-    return warning.replace(" (null)", "")
+    return _NULL_MARK.sub("", warning)
 
 
 def warnings_text(warnings: Sequence[str]) -> str:

@@ -13,6 +13,11 @@ from typing import Any
 import pytest
 
 from reportgen.cli import main
+from reportgen.stats.clustered import clustered_reliability
+from reportgen.stats.compare import compare
+from reportgen.stats.estimate import estimate_suite
+from reportgen.stats.variance import decompose_variance
+from reportgen.terminal import plain_warning
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU_BENCH_SMALL = FIXTURES / "tau-bench" / "gpt-4o-airline-small.json"
@@ -260,6 +265,34 @@ def test_summary_warns_when_no_interval_reaches_its_level(
     assert found is not None and float(found.group(1)) < 90
     status, text, _ = run(["summary", str(path), "-k", "5", "--format", "json"], capsys)
     assert status == 0 and "(null)" in text  # the JSON names its nulls
+
+
+def test_plain_warnings_drop_the_json_null_marks_but_not_from_task_names() -> None:
+    """Every kind of warning the core marks with (null) loses the mark; a task whose
+    name holds " (null)" keeps its name, before the mark or at the warning's end."""
+    named = ["parse (null) input", "x (null)"]
+    warnings = [
+        *estimate_suite([1, 2], [2, 5], 3, labels=named).warnings,
+        *estimate_suite([1], [1], 3).warnings,
+        *estimate_suite([1, 1], [2, 2], 3, labels=named).warnings,
+        *compare({"x (null)": (1, 2)}, {"x (null)": (1, 2)}, 3).warnings,
+        *decompose_variance([1, 1], [1, 1]).warnings,
+        *clustered_reliability([1, 2], [5, 5], 3, ["a", "a"]).warnings,
+    ]
+    plain = [plain_warning(w) for w in warnings]
+    marked = [
+        w
+        for w in warnings
+        if "(null)" in w.replace("parse (null) input", "").replace("x (null)", "")
+    ]
+    assert len(marked) == 13  # all but the zero-width one mark a null
+    for before, after in zip(warnings, plain, strict=True):
+        for name in named:  # the names stay, as many times as the warning quotes them
+            assert after.count(name) == before.count(name)
+        assert after.replace(named[0], "").replace(named[1], "").count("(null)") == 0
+    assert plain[1].endswith("fewer than 3 runs: parse (null) input")
+    assert plain[6].startswith("x (null) has 2 runs")
+    assert plain[9].endswith("on at least one side: x (null)")
 
 
 def test_threshold_applies_to_the_inputs_with_scores(
