@@ -279,7 +279,12 @@ def test_jsonl_counts_match_the_runs_written_in_any_order(
         ('{"task": [1], "passed": true}', r"\[1\] is not a task id; expected a string or integer"),
         ('{"task": true, "passed": true}', r"true is not a task id"),
         ('{"task": "", "passed": true}', r'"" is not a task id'),
-        ('{"task": 1.5, "passed": true}', r"1.5 is not a task id"),
+        ('{"task": 1.5, "passed": true}', r"1.5 is not a task id; expected a string or integer"),
+        (
+            '{"task": 99999999999999999999999999, "passed": true}',
+            r"1e\+26 is not a task id; a whole number of 2\*\*64 or more is not read exactly; "
+            "write it as a string",
+        ),
         ('{"passed": true}', r'"task" \(or "task_id"\): missing'),
         ('{"task": "a", "passed": true, "suite": 3}', r'"suite" must be a non-empty string'),
         ('{"task": "a", "passed": true, "model": ""}', r'"model" must be a non-empty string'),

@@ -160,7 +160,11 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
     task = task_id_of(raw_task)
     if task is None:
         what = "missing" if raw_task is None else f"{describe(raw_task)} is not a task id"
-        problems.add(f'{where}: "task" (or "task_id"): {what}; expected a string or integer')
+        expected = "expected a string or integer"
+        if isinstance(raw_task, float) and raw_task.is_integer() and abs(raw_task) >= 2**64:
+            # orjson reads a whole number this wide as a float: its last digits are gone.
+            expected = "a whole number of 2**64 or more is not read exactly; write it as a string"
+        problems.add(f'{where}: "task" (or "task_id"): {what}; {expected}')
         return
     if "passed" not in record:
         problems.add(f'{where}: "passed" is missing; expected true, false, 1, 0 or null')
