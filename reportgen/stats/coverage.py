@@ -319,6 +319,8 @@ def _lattice(
     """
     denominator = 1
     for n in np.unique(outcome_n).tolist():
+        if not unbiased and k * math.log2(n) > math.log2(_LATTICE_POINTS):
+            return None  # without computing n^k, which for k = 10^6 has millions of digits
         denominator = math.lcm(denominator, math.comb(n, k) if unbiased else n**k)
         if denominator + 1 > _LATTICE_POINTS:
             return None
