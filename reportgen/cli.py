@@ -192,7 +192,7 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         "--threshold",
         metavar="SCORE",
         help="the score a run needs to pass, for formats with scores (Harbor's reward, "
-        "a table's score column; default 1 for Harbor)",
+        "Inspect's numeric scores, a table's score column; default 1 for Harbor)",
     )
     # Defaults of None: a flag overrides the config only when it is given.
     parser.add_argument("-k", default=None, metavar="K", help="runs that must all pass (default 3)")
@@ -706,7 +706,9 @@ def _build_command(commands: Commands) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _input_options(parser)
-    parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--output", "-o", type=Path, metavar="DIR", help="output folder (default site)"
+    )
     parser.add_argument("--title", help="report title")
     parser.add_argument("--description", help="one paragraph under the title")
     parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
@@ -753,7 +755,9 @@ def _serve_command(commands: Commands) -> None:
     )
     _input_options(parser)
     parser.add_argument("--port", default="8000", metavar="N", help="port (default 8000)")
-    parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--output", "-o", type=Path, metavar="DIR", help="output folder (default site)"
+    )
     parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
     parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
     parser.add_argument(

@@ -20,6 +20,7 @@ from .stats.headline import Headline
 from .stats.planner import Plan
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
+from .terminal import set_warnings
 
 if TYPE_CHECKING:  # the report model imports these views
     from .history import SiteHistory, TrendPoint
@@ -337,7 +338,8 @@ def summary_set_json(s: SetReport) -> Json:
         "excluded_runs": rs.excluded_runs,
         "tasks": tasks,
         "reliability_at_k": reliability_json(s.estimates, s.headline),
-        "warnings": s.warnings,
+        # As the terminal and the build print them, with the coverage check's shortfall.
+        "warnings": set_warnings(s),
     }
 
 

@@ -265,6 +265,13 @@ def test_summary_warns_when_no_interval_reaches_its_level(
     assert found is not None and float(found.group(1)) < 90
     status, text, _ = run(["summary", str(path), "-k", "5", "--format", "json"], capsys)
     assert status == 0 and "(null)" in text  # the JSON names its nulls
+    # ... and lists the same warnings, the coverage check's shortfall among them.
+    (found_set,) = json.loads(text)["result_sets"]
+    assert any(
+        w.startswith("no suite interval here reaches its claimed 95%: ")
+        and f"{found.group(1)}% of the time" in w
+        for w in found_set["warnings"]
+    )
 
 
 def test_plain_warnings_drop_the_json_null_marks_but_not_from_task_names() -> None:

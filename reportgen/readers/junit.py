@@ -163,5 +163,5 @@ READER = Reader(
     sniff=sniff,
     read=read_junit,
     summary="JUnit XML (pytest --junitxml, CI runners), one file per run (a folder of them); "
-    "<error> is excluded, <skipped> left out",
+    "<error> and <skipped> are excluded runs",
 )
