@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from reportgen.counts import ResultSet
 from reportgen.errors import MAX_PROBLEMS, UserError
 from reportgen.readers import FORMATS, Loaded, Source, detect_format, load_sources
+from reportgen.readers import jsonl as jsonl_reader
 from reportgen.readers.jsonl import MAX_LINE_BYTES
 from reportgen.stats.estimate import estimate_suite
 
@@ -390,6 +391,42 @@ def test_jsonl_long_line_is_skipped_and_later_lines_still_checked(tmp_path: Path
     assert len(found) == 2
     assert found[0].startswith(f"{path}:2: line is longer than")
     assert found[1].startswith(f"{path}:3: ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 30), min_size=1, max_size=12),
+    st.integers(3, 12),
+    st.booleans(),
+)
+def test_first_long_line_scans_blocks_as_the_line_reader_counts(
+    lengths: list[int], limit: int, final_newline: bool
+) -> None:
+    """first_long_line reads blocks of the limit's size; with a small limit, lines
+    of every length around it meet block edges anywhere."""
+    text = b"\n".join(b"x" * n for n in lengths) + (b"\n" if final_newline else b"")
+    expected = next((i + 1 for i, n in enumerate(lengths) if n > limit), None)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.jsonl"
+        path.write_bytes(text)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(jsonl_reader, "MAX_LINE_BYTES", limit)
+            assert jsonl_reader.first_long_line(path) == expected
+
+
+@pytest.mark.parametrize("counts", [False, True])
+def test_a_line_over_the_limit_is_refused_in_a_file_duckdb_would_read(
+    tmp_path: Path, counts: bool
+) -> None:
+    """DuckDB reads lines up to 32 MiB whatever it is told, so the limit is checked first."""
+    path = tmp_path / "big.jsonl"
+    first = {"task": "a", "successes": 1, "runs": 2} if counts else {"task": "a", "passed": True}
+    with path.open("w") as handle:
+        handle.write(json.dumps(first) + "\n")
+        long = dict(first, task="b", note="x" * (MAX_LINE_BYTES + 1000))
+        handle.write(json.dumps(long) + "\n")
+    assert path.stat().st_size >= jsonl_reader.DUCKDB_MIN_BYTES
+    assert single_problem(path) == f"{path}:2: line is longer than 16 MiB"
 
 
 def test_jsonl_only_blank_lines_has_no_tasks(tmp_path: Path) -> None:

@@ -49,6 +49,32 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | str]]:
                 yield number, line
 
 
+def first_long_line(path: Path) -> int | None:
+    """The number of the first line longer than MAX_LINE_BYTES, if any.
+
+    DuckDB takes lines up to 32 MiB whatever its maximum_object_size, so a file it
+    reads is checked here first: a pass of memchr over 16 MiB blocks, about 0.03 s
+    for 200 MB (and none for a file too small to hold such a line).
+    """
+    if path.stat().st_size <= MAX_LINE_BYTES:
+        return None
+    line, length = 1, 0  # the current line's number and its bytes so far
+    with path.open("rb", buffering=0) as handle:
+        while block := handle.read(MAX_LINE_BYTES):
+            first = block.find(b"\n")
+            if first < 0:
+                length += len(block)
+            elif length + first > MAX_LINE_BYTES:
+                return line
+            else:
+                # Every line wholly inside the block is shorter than the block.
+                line += block.count(b"\n")
+                length = len(block) - block.rfind(b"\n") - 1
+            if length > MAX_LINE_BYTES:
+                return line
+    return None
+
+
 def read_jsonl(source: Source, tally: Tally) -> None:
     """One run per line: {"task": "t1", "passed": true, ...}.
 
@@ -56,12 +82,19 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     line in Python); a small one, or one DuckDB refuses, goes through the Python
     reader below, which gives the same counts.
     """
+    long_line = first_long_line(source.path)
     if _holds_counts(source.path):
         from .table import read_jsonl_counts
 
-        read_jsonl_counts(source, tally)
+        if long_line is not None:
+            megabytes = MAX_LINE_BYTES // (1024 * 1024)
+            tally.problems.add(f"{source.path}:{long_line}: line is longer than {megabytes} MiB")
+        else:
+            read_jsonl_counts(source, tally)
         return
-    if source.path.stat().st_size >= DUCKDB_MIN_BYTES:
+    # A line too long for the limit goes to the loop below, which names it and still
+    # checks the lines after it.
+    if long_line is None and source.path.stat().st_size >= DUCKDB_MIN_BYTES:
         from .table import read_jsonl_through_duckdb
 
         # Any refusal or odd record hands the file back to the loop below, which
