@@ -35,7 +35,7 @@ from reportgen.readers import FORMATS, READERS, Source, detect_format, load_sour
 from reportgen.readers import folder as folder_module
 from reportgen.readers.terminal_bench import MODEL_FAILURE_MODES
 
-from .conftest import FIXTURES
+from .conftest import EXAMPLE, FIXTURES
 
 HARNESSES = FIXTURES / "harnesses"
 SWE = HARNESSES / "swe-bench"
@@ -429,6 +429,26 @@ def test_folder_skips_hidden_entries_and_files_of_no_format(tmp_path: Path) -> N
     (tmp_path / "runs" / "notes.txt").write_text("ci notes\n")
     (tmp_path / "runs" / "empty.log").write_text("")
     assert loaded_counts(tmp_path / "runs") == {"runs": junit_expected(JUNIT)}
+
+
+def test_folder_passes_over_yaml_configs_but_reads_yaml_suites(tmp_path: Path) -> None:
+    """A YAML file without a top-level tasks key, met in a folder, is a config (reportgen's
+    own, a harness's), not a suite file: not a second format, and not read as a suite."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(JUNIT / "run-1.xml", runs / "run-1.xml")
+    shutil.copy(EXAMPLE, runs / "reportgen.yaml")
+    (runs / "settings.yml").write_text("model: gpt-4o\nepochs: 3\n")
+    assert loaded_counts(runs) == {"runs": loaded_counts(JUNIT / "run-1.xml")["run-1"]}
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    shutil.copy(EXAMPLE, suites / "reportgen.yaml")
+    (suites / "a.yaml").write_text("suite: s\ntasks:\n  - {id: t1, successes: 3, runs: 4}\n")
+    (suites / "b.yml").write_text('{"tasks": [{id: t2, successes: 1, runs: 2}], suite: s}\n')
+    assert loaded_counts(suites) == {"s": {"t1": (3, 4, 0), "t2": (1, 2, 0)}}
+    # Given alone, a YAML file is still read as a suite, and its problems named.
+    with pytest.raises(UserError, match=r"reportgen\.yaml: unknown key 'title'"):
+        load_sources([Source(suites / "reportgen.yaml")])
 
 
 def test_folder_reads_a_damaged_file_that_looks_like_the_others(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from . import (
     terminal_bench,
     yaml_suite,
 )
-from .base import Reader, Source, Tally, did_you_mean, not_regular
+from .base import HEAD_BYTES, Reader, Source, Tally, did_you_mean, not_regular
 from .folder import folder_files
 
 __all__ = [
@@ -77,8 +77,6 @@ def _and_list(names: list[str]) -> str:
 _SCORER_FORMATS = _and_list(list(SCORER_FORMATS))
 _SCORE_FORMATS = _and_list([r.name for r in READERS if r.scores])
 _TABLES = (table.CSV.name, table.PARQUET.name)
-#: Bytes of a file that detection looks at.
-_HEAD_BYTES = 64 * 1024
 
 
 def formats_text() -> str:
@@ -98,7 +96,7 @@ def detect_format(path: Path) -> str | None:
         if suffix in reader.suffixes:
             return reader.name
     with path.open("rb") as handle:
-        head = handle.read(_HEAD_BYTES)
+        head = handle.read(HEAD_BYTES)
     head = head.removeprefix(b"\xef\xbb\xbf").lstrip()
     return next((reader.name for reader in READERS if reader.sniff(head)), None)
 

@@ -529,6 +529,10 @@ def not_regular(path: Path) -> str | None:
     return f"is {kind}, not a regular file; save its contents to a file first"
 
 
+#: How much of a file sniffing looks at.
+HEAD_BYTES = 64 * 1024
+
+
 @dataclass(frozen=True)
 class Reader:
     """One input format: its name, how to recognise a file, and how to read it.
@@ -554,6 +558,10 @@ class Reader:
     scorers: bool = False
     #: Whether a run may be given as a score, which passes at threshold: or more.
     scores: bool = False
+    #: For a format known by its suffix alone: whether a file of that suffix met
+    #: inside a folder input is a result file, from its first 64 KiB (as for sniff).
+    #: A harness's or reportgen's own YAML config beside the results is not.
+    in_folder: Callable[[bytes], bool] | None = None
 
 
 def never(head: bytes) -> bool:

@@ -12,7 +12,9 @@ repeated CI runs arrive as folders. The rules, in order:
    recordings, scripts, pictures, pages) are skipped unread. Every other file
    is detected like a file given alone (its suffix, else its first 64 KiB);
    files of no known format (configs, trajectories, empty files) are skipped
-   too: a harness's folder holds many besides its results.
+   too: a harness's folder holds many besides its results. A format known by its
+   suffix alone may also pass over a file of its suffix (Reader.in_folder: a
+   YAML file without a top-level tasks: key is a config, not a suite).
 3. The files detected must be of one format; otherwise the error names them by
    format. With `format:` (or --input-format) given, only files of that format
    are read and the rest are skipped.
@@ -21,7 +23,8 @@ repeated CI runs arrive as folders. The rules, in order:
 5. A skipped file that carries the name of a file being read (another
    result.json) or a suffix only this format claims (.xml for JUnit) is read
    anyway, so a damaged or cut-short result fails with its location instead of
-   quietly lowering the counts.
+   quietly lowering the counts; one its format passed over by Reader.in_folder
+   is not.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Problems
-from .base import Reader
+from .base import HEAD_BYTES, Reader
 
 #: Folder levels below the one given that are looked into.
 MAX_DEPTH = 8
@@ -142,6 +145,8 @@ def folder_files(
             continue
         try:
             name = detect(path) if path.stat().st_size else None
+            if name is not None and not _in_folder(readers, name, path):
+                continue  # not a result file of its format (a config): not rescued below
         except OSError:
             name = None
         if name is None:
@@ -190,6 +195,16 @@ def folder_files(
         problems.add(f"{folder}: no {wanted} result files in the folder{deeper}")
         return FolderFiles(None, [], len(files))
     return FolderFiles(wanted, chosen, len(files) - len(chosen))
+
+
+def _in_folder(readers: tuple[Reader, ...], name: str, path: Path) -> bool:
+    """Whether a file detected as `name` is a result file of that format (Reader.in_folder)."""
+    check = next(r for r in readers if r.name == name).in_folder
+    if check is None:
+        return True
+    with path.open("rb") as handle:
+        head = handle.read(HEAD_BYTES)
+    return check(head.removeprefix(b"\xef\xbb\xbf").lstrip())
 
 
 def _listing(folder: Path, paths: list[Path]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -167,10 +168,22 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
         )
 
 
+#: A top-level tasks key: at the start of a line, perhaps quoted, or inside a
+#: mapping written in flow style ({tasks: [...]}).
+_TASKS_KEY = re.compile(rb"""(?m)^(?:\{\s*)?["']?tasks["']?\s*:""")
+
+
+def has_tasks_key(head: bytes) -> bool:
+    """Whether a YAML file inside a folder input is a suite file: a top-level tasks
+    key. Its configs (reportgen's own, a harness's) have none, and are passed over."""
+    return _TASKS_KEY.search(head) is not None
+
+
 READER = Reader(
     name="yaml",
     suffixes=(".yaml", ".yml"),
     sniff=never,
+    in_folder=has_tasks_key,
     read=read_yaml,
     summary="a suite file: suite, model, tasks as counts or as run outcomes",
 )
