@@ -451,6 +451,17 @@ def test_folder_passes_over_yaml_configs_but_reads_yaml_suites(tmp_path: Path) -
         load_sources([Source(suites / "reportgen.yaml")])
 
 
+def test_a_folder_given_as_dot_is_named_as_the_folder_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(JUNIT, tmp_path / "ci-runs")
+    monkeypatch.chdir(tmp_path / "ci-runs")
+    assert list(loaded_counts(Path("."))) == ["ci-runs"]
+    (tmp_path / "ci-runs" / "inner").mkdir()
+    monkeypatch.chdir(tmp_path / "ci-runs" / "inner")
+    assert list(loaded_counts(Path(".."))) == ["ci-runs"]
+
+
 def test_folder_reads_a_damaged_file_that_looks_like_the_others(tmp_path: Path) -> None:
     """A cut-short result.json is read, and fails where it is, instead of being skipped."""
     job = tmp_path / "job"

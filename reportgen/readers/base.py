@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import stat
 from array import array
@@ -109,9 +110,11 @@ class Tally:
         #: each line number also says which file it is in (see start_file).
         self.line_base = 0
         self._files: list[Path] = []
-        # A folder's whole name ("runs.v2"), a file's name without its suffix.
+        # A folder's whole name ("runs.v2"), a file's name without its suffix. A folder
+        # given as "." or ".." is named as the folder it is (symbolic links kept).
         path = source.path
-        self._default_suite = path.name if path.is_dir() else path.stem
+        folder = Path(os.path.abspath(path)).name or str(path)
+        self._default_suite = folder if path.is_dir() else path.stem
 
     def start_file(self, path: Path) -> None:
         """A folder input moves on to its next file: line numbers from here on are that file's."""
