@@ -21,6 +21,7 @@ from reportgen.stats.coverage import CoverageCheck, IntervalCoverage, check_cove
 from reportgen.stats.estimate import EstimateError, unbiased_pass_hat_k
 from reportgen.stats.headline import choose_headline
 from reportgen.stats.population import Population, fit_population
+from reportgen.terminal import percent1
 from tests.conftest import EXAMPLE
 
 # ------------------------------------------------------------ the issue's table
@@ -379,6 +380,15 @@ def test_headline_follows_the_evidence(plugin: float, unbiased: float, expected:
     headline = choose_headline(_check(plugin, unbiased), True)
     assert headline.estimator == expected
     assert f"{plugin:.1%}" in headline.reason and f"{unbiased:.1%}" in headline.reason
+
+
+def test_headline_reason_writes_coverage_as_the_tables_do() -> None:
+    """1,625 of 2,000 suites is 0.8125 exactly: 81.3% in the tables (percent1), and in the
+    reason beside them (Python's format would round the tie to even: 81.2%)."""
+    headline = choose_headline(_check(0.8125, 0.9375), True)
+    assert headline.estimator == "unbiased"
+    assert percent1(0.8125) == "81.3%" and percent1(0.9375) == "93.8%"
+    assert "93.8% of simulated suites against the plug-in one's 81.3%" in headline.reason
 
 
 def test_headline_without_evidence_is_the_unbiased_one() -> None:

@@ -8,7 +8,7 @@ import os
 import platform
 import subprocess
 import sys
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 import mpmath
 import numpy as np
@@ -164,7 +164,8 @@ def test_power_and_exp_keep_shapes_zeros_and_nan() -> None:
 
 def _half_up(value: float, places: int, plus: bool) -> str:
     """The exact binary value rounded to `places`, a tie away from zero, by the decimal module."""
-    rounded = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    with localcontext(prec=400):  # every float's digits, up to 1.8e308
+        rounded = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     return f"{rounded:+f}" if plus else f"{rounded:f}"
 
 
@@ -172,8 +173,11 @@ def _half_up(value: float, places: int, plus: bool) -> str:
 @given(
     st.one_of(
         st.floats(-1e6, 1e6, allow_nan=False),
+        st.floats(allow_nan=False, allow_infinity=False),
         # Exact ties at three decimals are the odd multiples of 1/16; at one, of 1/4...
         st.builds(lambda j, e: j / 2**e, st.integers(-(10**6), 10**6), st.integers(0, 12)),
+        # ... also where the product with 2 x 10^places passes 2**53.
+        st.builds(lambda j, e: j / 2**e, st.integers(-(2**52), 2**52), st.integers(0, 12)),
     ),
     st.integers(0, 6),
     st.booleans(),
@@ -194,3 +198,6 @@ def test_decimals_differs_from_format_only_at_exact_ties() -> None:
     assert elementary.decimals(1.0005, 3) == f"{1.0005:.3f}" == "1.000"
     assert elementary.decimals(0.0005, 3) == f"{0.0005:.3f}" == "0.001"
     assert elementary.decimals(math.inf, 3) == "inf"
+    assert elementary.decimals(np.float64(-math.inf), 3) == "-inf"  # no warning either
+    assert elementary.decimals(np.float32(0.0625), 3) == "0.063"
+    assert elementary.decimals(2**48 + 1 / 16, 3) == "281474976710656.063"

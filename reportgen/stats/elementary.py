@@ -137,11 +137,15 @@ def decimals(value: float, places: int, plus: bool = False) -> str:
     other value rounds as format rounds it (1.0005 is a little below the tie in
     binary: 1.000).
     """
+    value = float(value)  # a numpy scalar formats and multiplies as a float does
     text = f"{value:+.{places}f}" if plus else f"{value:.{places}f}"
+    if not math.isfinite(value):
+        return text
     doubled = value * (2 * 10**places)
-    # An exact tie makes `doubled` an odd whole number, and the float product is then
-    # exact (it is below 2**53): only such values are checked, in fractions.
-    if doubled % 2 != 1 or abs(doubled) >= 2**53:
+    # An exact tie makes the exact product an odd whole number; below 2**53 the float
+    # product is then that number exactly, so only values passing this cheap test are
+    # checked in fractions. Larger products are all checked (such values are rare).
+    if abs(doubled) < 2**53 and doubled % 2 != 1:
         return text
     exact = Fraction(value) * (2 * 10**places)
     if exact.denominator != 1 or exact.numerator % 2 == 0:

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from .coverage import CoverageCheck
+from .elementary import decimals
 
 # ---------------------------------------------------------------- the headline
 
@@ -16,6 +17,11 @@ class Headline:
 
     estimator: str  # "unbiased" or "plugin"
     reason: str
+
+
+def _share(value: float) -> str:
+    """0.8125 -> '81.3%', as the coverage tables beside the reason write it."""
+    return f"{decimals(value * 100, 1)}%"
 
 
 def choose_headline(check: CoverageCheck | None, unbiased_defined: bool) -> Headline:
@@ -45,21 +51,23 @@ def choose_headline(check: CoverageCheck | None, unbiased_defined: bool) -> Head
     error_plugin = abs(plugin.coverage - gamma)
     error_unbiased = abs(unbiased.coverage - gamma)
     noise = 2.0 * math.hypot(plugin.monte_carlo_error, unbiased.monte_carlo_error)
+    shares = _share(plugin.coverage), _share(unbiased.coverage)
+    claimed = f"claimed {gamma * 100:.10g}%"
     if error_plugin + noise < error_unbiased:
         return Headline(
             "plugin",
-            f"its interval covered the true value in {plugin.coverage:.1%} of simulated suites "
-            f"against the unbiased one's {unbiased.coverage:.1%} (claimed {gamma * 100:.10g}%)",
+            f"its interval covered the true value in {shares[0]} of simulated suites "
+            f"against the unbiased one's {shares[1]} ({claimed})",
         )
     if error_unbiased + noise < error_plugin:
         return Headline(
             "unbiased",
-            f"its interval covered the true value in {unbiased.coverage:.1%} of simulated "
-            f"suites against the plug-in one's {plugin.coverage:.1%} (claimed {gamma * 100:.10g}%)",
+            f"its interval covered the true value in {shares[1]} of simulated "
+            f"suites against the plug-in one's {shares[0]} ({claimed})",
         )
     return Headline(
         "unbiased",
         f"both intervals covered about as often as each other in simulated suites "
-        f"({unbiased.coverage:.1%} and {plugin.coverage:.1%}, claimed {gamma * 100:.10g}%), "
+        f"({shares[1]} and {shares[0]}, {claimed}), "
         "and the unbiased estimate has no bias by construction",
     )
