@@ -486,7 +486,18 @@ def test_a_score_needs_a_threshold_unless_it_is_one_or_zero(tmp_path: Path) -> N
         (b"task,passed\n\xff\xfe,1\n", ["line 2: not UTF-8 text"]),
         (
             '\n{"task": "a", "run": 1, "passed": true}\n{"task": "a", "run": 2}\n',
-            ["line 2 starts with '{': this looks like JSON, not CSV", "--input-format jsonl"],
+            [
+                "line 2 starts a JSON object: this looks like JSON lines, not CSV",
+                "--input-format jsonl",
+            ],
+        ),
+        (
+            b'\xef\xbb\xbf[\n  {"task": "a", "passed": true}\n]\n',
+            ["line 1 starts a JSON array: this looks like JSON, not CSV", "reportgen formats"],
+        ),
+        (
+            "[task],passed\na,1\nb,1,extra\n",
+            ["line 3: 3 cells where the header has 2"],
         ),
     ],
     ids=[
@@ -503,6 +514,8 @@ def test_a_score_needs_a_threshold_unless_it_is_one_or_zero(tmp_path: Path) -> N
         "ragged",
         "not-utf8",
         "json",
+        "json-array-with-bom",
+        "bracketed-header",
     ],
 )
 def test_bad_run_tables_are_located(tmp_path: Path, text: str | bytes, expected: list[str]) -> None:
