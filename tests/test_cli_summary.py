@@ -299,7 +299,7 @@ def test_plain_warnings_drop_the_json_null_marks_but_not_from_task_names() -> No
         assert after.replace(named[0], "").replace(named[1], "").count("(null)") == 0
     assert plain[1].endswith("fewer than 3 runs: parse (null) input")
     assert plain[6].startswith("x (null) has 2 runs")
-    assert plain[9].endswith("on at least one side: x (null)")
+    assert plain[9].endswith("on at least one side: 'x (null)'")
 
 
 def test_threshold_applies_to_the_inputs_with_scores(

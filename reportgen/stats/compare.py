@@ -161,7 +161,9 @@ def _pearson(x: FloatArray, y: FloatArray) -> float | None:
 
 
 def _short_list(names: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(names[:limit])
+    """'a', 'b' and 3 more: quoted, as the report's other warnings quote task ids (a
+    name cannot then run into the words around it)."""
+    shown = ", ".join(repr(name) for name in names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
