@@ -57,6 +57,14 @@ check = check_coverage(
 )
 figures += [i.coverage for i in check.intervals if i.coverage is not None]
 figures += [check.plugin_bias]
+# The bootstrap check's lattice sampler: FFT convolutions, powers below and above 100.
+from reportgen.stats.coverage import _sum_distributions
+chances = rng.dirichlet(np.ones(5), size=4)
+sums = _sum_distributions(chances, np.array([0, 1, 4, 10, 20]), [3, 150])
+figures += [*sums[3].ravel(), *sums[150][:, ::37].ravel()]
+on_lattice = check_coverage([4] * 300, 3, population, replicates=200,
+                            bootstrap_replicates=60, bootstrap_resamples=100)
+figures += [on_lattice.get("bootstrap").coverage]
 dispatched = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
 print(json.dumps(dispatched))
 print([float(x).hex() for x in figures])
