@@ -22,6 +22,7 @@ def run() -> None:
     # setting wins, in any of the variables OpenBLAS reads (before numpy loads).
     if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & os.environ.keys():
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    _check_source_date_epoch()
     if sys.argv[1:] == ["formats"]:
         # The list of formats needs only the readers: skip loading the rest.
         from .readers import formats_text
@@ -45,6 +46,31 @@ def run() -> None:
     finally:
         chart_engine.discard_early()
     _exit(status)
+
+
+def _check_source_date_epoch() -> None:
+    """Refuse a SOURCE_DATE_EPOCH that is not a date, before numpy loads.
+
+    numpy reads it while scipy is imported (numpy.f2py, which scipy's array API layer
+    loads) and raised a traceback for any value int() cannot read. An empty one, as
+    an unset CI variable gives, counts as unset.
+    """
+    value = os.environ.get("SOURCE_DATE_EPOCH")
+    if value is None:
+        return
+    if not value.strip():
+        del os.environ["SOURCE_DATE_EPOCH"]
+        return
+    import datetime as dt
+
+    try:
+        dt.datetime.fromtimestamp(int(value), tz=dt.UTC)
+    except (ValueError, OverflowError, OSError):
+        sys.stderr.write(
+            f"reportgen: error: SOURCE_DATE_EPOCH: {value!r} is not a date: give whole "
+            "seconds since 1970-01-01 UTC, before the year 10000 (or leave it unset)\n"
+        )
+        sys.exit(2)
 
 
 def _exit(status: int) -> None:

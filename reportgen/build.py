@@ -86,8 +86,11 @@ def build_date() -> str | None:
         return None
     try:
         moment = dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
-    except (ValueError, OverflowError):
-        raise UserError(f"SOURCE_DATE_EPOCH: {epoch!r} is not a whole number of seconds") from None
+    except (ValueError, OverflowError, OSError):
+        raise UserError(
+            f"SOURCE_DATE_EPOCH: {epoch!r} is not a date: give whole seconds since "
+            "1970-01-01 UTC, before the year 10000"
+        ) from None
     return moment.strftime("%Y-%m-%d")
 
 

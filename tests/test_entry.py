@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from reportgen.cli import main
 
 from .test_imports import probe
@@ -17,7 +19,7 @@ from .test_imports import probe
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _command(*argv: str) -> subprocess.CompletedProcess[str]:
+def _command(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "reportgen", *argv],
         capture_output=True,
@@ -25,6 +27,7 @@ def _command(*argv: str) -> subprocess.CompletedProcess[str]:
         cwd=ROOT,
         check=False,
         timeout=120,
+        env=env,
     )
 
 
@@ -47,6 +50,25 @@ def test_a_user_error_keeps_its_status_and_message(tmp_path: Path) -> None:
     assert done.stderr.startswith("reportgen: error: ") and "missing.jsonl" in done.stderr
     assert done.stdout == ""
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("value", ["abc", "1e9", "1700000000.5", "99999999999999999999"])
+def test_a_source_date_epoch_that_is_no_date_is_refused_before_numpy_reads_it(value: str) -> None:
+    """numpy (f2py, loaded with scipy) reads SOURCE_DATE_EPOCH with int(): a traceback."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": value}
+    done = _command("estimate", "--successes", "1", "--runs", "2", env=env)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"reportgen: error: SOURCE_DATE_EPOCH: {value!r} is not a date: give whole seconds "
+        "since 1970-01-01 UTC, before the year 10000 (or leave it unset)\n"
+    )
+
+
+def test_an_empty_source_date_epoch_counts_as_unset(tmp_path: Path) -> None:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": ""}
+    done = _command("estimate", "--successes", "1", "--runs", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "pass^3" in done.stdout
 
 
 def test_a_build_prints_its_summary_before_ending(tmp_path: Path) -> None:
