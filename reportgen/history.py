@@ -134,6 +134,9 @@ def _entry_problem(entry: Any) -> str | None:
         tasks = rs.get("tasks")
         if not isinstance(tasks, dict):
             return f"result_sets[{i}].tasks: expected an object of task id to [successes, runs]"
+        if not tasks:
+            # A build's result set has at least one task: no suite estimate without one.
+            return f"result_sets[{i}].tasks: empty; a result set has at least one task"
         for task, counts in tasks.items():
             if unprintable(task):
                 return f"result_sets[{i}].tasks: task id {task!r} {unprintable(task)}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from collections.abc import Callable
 from contextlib import redirect_stderr
@@ -144,6 +145,11 @@ def test_label_without_history_says_why_it_is_ignored(tmp_path: Path) -> None:
         (lambda text: text.replace('"label":"v2"', '"label":""', 1), ":2: label"),
         (lambda text: text.replace('"schema_version":1', '"schema_version":9', 1), ":1: schema"),
         (lambda text: text + '{"schema_version":1}\n', ":4: label"),
+        # A set of no tasks has no suite estimate (it raised a traceback in build and check).
+        (
+            lambda text: re.sub(r'"tasks":\{[^}]*\}', '"tasks":{}', text, count=1),
+            ":1: result_sets[0].tasks: empty; a result set has at least one task",
+        ),
     ],
 )
 def test_damaged_history_exits_2_and_keeps_the_old_site(
