@@ -19,7 +19,7 @@ from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import describe, json_loads, not_regular
 from .stats.estimate import MAX_K, confidence_extreme
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
-from .terminal import fixed
+from .terminal import fixed, percent
 
 #: report.json versions `check`, `compare` and `plan` read.
 READABLE_VERSIONS = (1, 2, 3)
@@ -307,7 +307,19 @@ def load_baseline(path: Path, report: dict[str, Any], tasks: bool) -> dict[str, 
         )
     if _looks_like_report(path):
         doc = read_report(path, "--baseline", tasks=tasks)
-        doc["label"] = str(path)
+        if (doc["k"], doc["confidence"]) == (report["k"], report["confidence"]):
+            doc["label"] = str(path)
+            return doc
+        # Its reliability is of another k or level: comparing it with this report's
+        # would gate on a change of k. Recomputed from its per-task counts instead.
+        built = f"k = {doc['k']}, {percent(doc['confidence'])}"
+        doc = read_report(path, "--baseline", tasks=True)
+        sets = [(rs["suite"], rs["model"], rs["name"], _counts(rs)) for rs in doc["result_sets"]]
+        doc = _doc_from_counts(str(path), sets, report)
+        doc["label"] = (
+            f"{path} (built with {built}; recomputed from its task counts at this report's "
+            f"k = {report['k']}, {percent(report['confidence'])})"
+        )
         return doc
     if path.is_file() and path.suffix == ".jsonl" and _looks_like_history(path):
         doc = baseline_from_history(path, report)

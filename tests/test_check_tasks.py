@@ -36,13 +36,13 @@ CURRENT: Counts = {
 
 
 def report_doc(
-    sets: dict[str, Counts], version: int = 3, label: str | None = None
+    sets: dict[str, Counts], version: int = 3, label: str | None = None, k: int = 3
 ) -> dict[str, Any]:
     """A report.json as a build writes it, reduced to what check reads."""
     result_sets = []
     for name, counts in sets.items():
         values = list(counts.values())
-        suite = estimate_suite([c for c, _ in values], [n for _, n in values], 3, 0.95)
+        suite = estimate_suite([c for c, _ in values], [n for _, n in values], k, 0.95)
         result_sets.append(
             {
                 "id": name,
@@ -56,7 +56,7 @@ def report_doc(
     history = None if label is None else {"label": label}
     return {
         "schema_version": version,
-        "k": 3,
+        "k": k,
         "confidence": 0.95,
         "result_sets": result_sets,
         "history": history,
@@ -340,6 +340,17 @@ def test_reports_of_every_schema_version_are_baselines(
         ["check", str(site), "--baseline", str(then), "--per-task", "--format", "json"]
     )
     assert status == 1 and _verdicts(out) == EXPECTED
+
+
+def test_a_report_baseline_of_another_k_is_recomputed_at_this_reports_k(tmp_path: Path) -> None:
+    """The same runs built with k = 3 and k = 5: reliability@3 is not a baseline for
+    reliability@5 (the gate said the set dropped by the change of k)."""
+    now = write(tmp_path / "now.json", report_doc({"agent": BASELINE}, k=5))
+    then = write(tmp_path / "then.json", report_doc({"agent": BASELINE}, k=3))
+    status, out = run(["check", str(now), "--baseline", str(then), "--max-drop", "0.01"])
+    assert status == 0, out
+    assert f"baseline: {then} (built with k = 3, 95%; recomputed from its task counts" in out
+    assert "reliability@5" in out and out.count(" held") == 1
 
 
 def test_a_site_folder_result_files_or_their_folder_and_a_history_are_baselines(

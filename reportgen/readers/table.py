@@ -740,19 +740,19 @@ def _csv_problem(path: Path, delimiter: str) -> str | None:
     with path.open("rb") as raw:
         head = raw.read(4096).removeprefix(b"\xef\xbb\xbf")
     text = head.lstrip()
-    line = head[: len(head) - len(text)].count(b"\n") + 1
+    at = head[: len(head) - len(text)].count(b"\n") + 1  # the line the text starts on
     # JSON in a .csv file, or read as CSV because that format was given: DuckDB only
     # says that it could not sniff the dialect, or finds no usable columns. What
     # follows the bracket tells JSON from a header such as "[task],passed".
     after = text[1:].lstrip()[:1]
     if text[:1] == b"{" and after in (b'"', b"}"):
         return (
-            f"line {line} starts a JSON object: this looks like JSON lines, not CSV; give "
+            f"line {at} starts a JSON object: this looks like JSON lines, not CSV; give "
             "its format, for example --input-format jsonl (format: in a config file)"
         )
     if text[:1] == b"[" and after and after in b'{["]-0123456789':
         return (
-            f"line {line} starts a JSON array: this looks like JSON, not CSV; give its "
+            f"line {at} starts a JSON array: this looks like JSON, not CSV; give its "
             "format with --input-format (format: in a config file; reportgen formats "
             "lists them)"
         )
