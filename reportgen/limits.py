@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
 from yaml.events import AliasEvent
 from yaml.nodes import Node
 
@@ -130,6 +131,30 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def _next_event(self) -> Any:
         return self.peek_event()  # type: ignore[no-untyped-call]
+
+    def construct_mapping(self, node: Node, deep: bool = False) -> dict[Any, Any]:
+        """A mapping, refusing a key given twice: PyYAML keeps the last one silently, so a
+        second result_sets: list dropped the first. Keys merged in with << may be
+        overridden, as YAML means them to be."""
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, Node] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    earlier = first.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: the constructor below says so
+                    continue
+                if earlier is not key_node:
+                    raise ConstructorError(
+                        None,
+                        None,
+                        f"key {key!r} is given twice (first on line {earlier.start_mark.line + 1})",
+                        key_node.start_mark,
+                    )
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)  # type: ignore[arg-type]
+        return mapping
 
     def _expand(self, root: Node) -> tuple[int, int]:
         """(values, depth) of a composed node with every alias in it expanded.

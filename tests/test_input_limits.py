@@ -137,6 +137,23 @@ def test_yaml_alias_inside_its_own_anchor_is_refused() -> None:
         load_yaml("a: &a [1, *a]\n")
 
 
+def test_a_yaml_key_given_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    """PyYAML keeps the last of two equal keys: a second result_sets: list silently
+    dropped the first. Keys merged in with << may still be overridden."""
+    with pytest.raises(yaml.YAMLError, match=r"key 'k' is given twice \(first on line 2\)"):
+        load_yaml("result_sets: [a.jsonl]\nk: 3\nk: 5\n")
+    with pytest.raises(yaml.YAMLError, match="key 'runs' is given twice"):
+        load_yaml("tasks:\n  - {id: a, successes: 1, runs: 2, runs: 3}\n")
+    merged = load_yaml("a: &base {path: a.jsonl, suite: s}\nb:\n  <<: *base\n  path: b.jsonl\n")
+    assert merged["b"] == {"path": "b.jsonl", "suite": "s"}
+    (tmp_path / "r.jsonl").write_text('{"task": "a", "passed": true}\n')
+    (tmp_path / "reportgen.yaml").write_text(
+        "result_sets:\n  - path: r.jsonl\nresult_sets:\n  - path: r.jsonl\n    model: m\n"
+    )
+    result = measure(["build"], tmp_path)
+    assert_refused(result, "reportgen.yaml:3: ", "key 'result_sets' is given twice")
+
+
 def test_yaml_nesting_is_limited(tmp_path: Path) -> None:
     deep = "x: " + "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n"
     with pytest.raises(yaml.YAMLError, match=f"deeper than {MAX_DEPTH}"):
