@@ -22,6 +22,7 @@ def run() -> None:
     # setting wins, in any of the variables OpenBLAS reads (before numpy loads).
     if not {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} & os.environ.keys():
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    _usable_streams()
     _check_source_date_epoch()
     if sys.argv[1:] == ["formats"]:
         # The list of formats needs only the readers: skip loading the rest.
@@ -43,9 +44,27 @@ def run() -> None:
     gc.freeze()  # what the imports made lives to the end: the collector skips it
     try:
         status = main()
+    except BrokenPipeError:
+        status = 1  # the reader went away (`... | head`): nothing more to say
+    except OSError as error:
+        # Writing the output failed after the work was done (stdout on a full disk).
+        sys.stderr.write(f"reportgen: error: cannot write the output: {error.strerror}\n")
+        status = 2
     finally:
         chart_engine.discard_early()
     _exit(status)
+
+
+def _usable_streams() -> None:
+    """Output that can always be written: a closed stream (`>&-`) becomes a sink, and a
+    character the stream's encoding lacks (PYTHONIOENCODING=latin-1, a task named in
+    Greek) is escaped instead of ending the command with a traceback."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+        elif hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _check_source_date_epoch() -> None:

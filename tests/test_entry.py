@@ -71,6 +71,39 @@ def test_an_empty_source_date_epoch_counts_as_unset(tmp_path: Path) -> None:
     assert "pass^3" in done.stdout
 
 
+def _shell(command: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["sh", "-c", command],
+        capture_output=True,
+        text=True,
+        errors="replace",  # the latin-1 output below
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+
+
+TAU = "tests/fixtures/tau-bench/gpt-4o-airline-small.json"
+
+
+def test_output_that_cannot_be_written_ends_with_a_line_not_a_traceback() -> None:
+    command = f"{sys.executable} -m reportgen summary {TAU}"
+    closed = _shell(f"{command} >&-")  # nothing to write to: the work is still done
+    assert closed.returncode == 0 and closed.stderr == "", closed.stderr
+    if Path("/dev/full").exists():
+        full = _shell(f"{command} > /dev/full")
+        assert full.returncode == 2
+        assert full.stderr == "reportgen: error: cannot write the output: No space left on device\n"
+    # An output encoding without τ escapes it.
+    latin = _shell(
+        f"{sys.executable} -m reportgen summary --config example/reportgen.yaml",
+        PYTHONIOENCODING="latin-1",
+    )
+    assert latin.returncode == 0, latin.stderr
+    assert "\\u03c4-bench" in latin.stdout
+
+
 def test_a_build_prints_its_summary_before_ending(tmp_path: Path) -> None:
     fixture = ROOT / "tests" / "fixtures" / "tau-bench" / "gpt-4o-airline-small.json"
     done = _command("build", str(fixture), "-o", str(tmp_path / "site"), "--no-cache")
