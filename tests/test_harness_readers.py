@@ -462,6 +462,16 @@ def test_a_folder_given_as_dot_is_named_as_the_folder_it_is(
     assert list(loaded_counts(Path(".."))) == ["ci-runs"]
 
 
+def test_a_built_site_given_as_results_is_refused(example_site: Path) -> None:
+    """Its tasks.csv files and history.jsonl would otherwise be read as results."""
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(example_site)])
+    assert caught.value.problems == [
+        f"{example_site}: is a site reportgen built, not result files; give the files it "
+        "was built from (check and compare take a site as it is)"
+    ]
+
+
 def test_folder_reads_a_damaged_file_that_looks_like_the_others(tmp_path: Path) -> None:
     """A cut-short result.json is read, and fails where it is, instead of being skipped."""
     job = tmp_path / "job"

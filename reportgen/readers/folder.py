@@ -133,6 +133,13 @@ def folder_files(
     problems: Problems,
 ) -> FolderFiles:
     """The format and files to read from folder (format None after a problem)."""
+    if (folder / SITE_MARKER).exists():
+        # Its tasks.csv files and history.jsonl would pass for results.
+        problems.add(
+            f"{folder}: is a site reportgen built, not result files; give the files it was "
+            "built from (check and compare take a site as it is)"
+        )
+        return FolderFiles(None, [], 0)
     too_deep: list[Path] = []
     files = walk(folder, problems, too_deep)
     if files is None:
