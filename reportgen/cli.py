@@ -659,7 +659,11 @@ def _estimate_command(commands: Commands) -> None:
     parser.add_argument("--successes", metavar="C", help="passed runs of one task")
     parser.add_argument("--runs", metavar="N", help="evaluated runs of that task")
     parser.add_argument(
-        "--suite", nargs="+", metavar="C/N", help="several tasks, each as SUCCESSES/RUNS"
+        "--suite",
+        nargs="+",
+        action="extend",  # --suite given twice adds tasks, as one --suite with both lists
+        metavar="C/N",
+        help="several tasks, each as SUCCESSES/RUNS",
     )
     _add_estimate_options(parser)
     parser.add_argument(

@@ -39,6 +39,12 @@ def test_suite_text_prints_spec_numbers() -> None:
     assert plugin_column == ["0.512", "0.729", "1.000", "0.216"]
 
 
+def test_suite_given_in_several_flags_is_one_suite() -> None:
+    """--suite twice adds tasks (the last one alone was kept, silently)."""
+    argv = ["estimate", "--suite", "16/20", "18/20", "--suite", "20/20", "12/20", "-k", "3"]
+    assert run(argv) == run(["estimate", "--suite", "16/20", "18/20", "20/20", "12/20", "-k", "3"])
+
+
 def test_suite_json_has_the_documented_shape_and_values() -> None:
     status, text = run(
         ["estimate", "--suite", "16/20", "18/20", "20/20", "12/20", "-k", "3", "--format", "json"]
