@@ -7,6 +7,7 @@ to the file's own folder. Command-line flags override a value only when given.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
 import os
 import re
@@ -66,8 +67,18 @@ _TEXT_KEYS = _SET_KEYS - {"columns", "threshold"}
 def _text(where: str, value: Any, problems: Problems) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        problems.add(f"{where}: expected text")
+    if isinstance(value, float):
+        # YAML read it as a number: model: 1.10 would become "1.1", label: 2024.10 "2024.1".
+        problems.add(
+            f"{where}: {describe(value)} was read as a number; put the text in quotes to keep "
+            'it as written (model: "1.10")'
+        )
+        return None
+    if isinstance(value, dt.date):
+        problems.add(f'{where}: {value} was read as a date; put it in quotes: "{value}"')
+        return None
+    if not isinstance(value, str | int) or isinstance(value, bool):
+        problems.add(f"{where}: expected text, got {describe(value)}")
         return None
     problem = unprintable(str(value))
     if problem is not None:
@@ -80,7 +91,19 @@ def _text(where: str, value: Any, problems: Problems) -> str | None:
 NAMING_KEYS = ("title", "label")
 
 
+#: A number with an exponent but no point (1e-3), which PyYAML reads as text.
+_EXPONENT = re.compile(r"[-+]?[0-9]+[eE][-+]?[0-9]+")
+
+
+def _yaml_number(value: Any) -> Any:
+    """`value`, or the float that YAML 1.1 left as text for want of a decimal point."""
+    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+        return float(value)
+    return value
+
+
 def check_confidence(where: str, value: Any, problems: Problems) -> float | None:
+    value = _yaml_number(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
         problems.add(f"{where}: expected a number strictly between 0 and 1, got {describe(value)}")
         return None
@@ -269,6 +292,7 @@ def check_task_pages(where: str, value: Any, problems: Problems) -> tuple[str, i
 
 def check_threshold(where: str, value: Any, problems: Problems) -> float | None:
     """A finite number: scores at or above it count as passes."""
+    value = _yaml_number(value)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

@@ -145,6 +145,9 @@ def test_a_byte_order_mark_and_crlf_are_fine(project: Path) -> None:
         ("title: ''\n", r": title: empty; leave the key out for the default"),
         ("label: '  '\n", r": label: empty; leave the key out for the default"),
         ("output: {a: 1}\n", r": output: expected text"),
+        # YAML reads these as a number and a date: refused, not kept as 1.1 or as a date.
+        ("title: 1.10\n", r": title: 1\.1 was read as a number; put the text in quotes"),
+        ("label: 2026-12-01\n", r': label: 2026-12-01 was read as a date; put it in quotes: "2026'),
     ],
 )
 def test_bad_top_level_value_is_named(project: Path, text: str, expected: str) -> None:
@@ -183,6 +186,17 @@ def test_bad_result_sets_are_named(project: Path, sets: str, expected: str) -> N
     path = write(project / "reportgen.yaml", sets)
     found = config_problems(path)
     assert any(re.search(re.escape(str(path)) + expected, m) for m in found), found
+
+
+def test_numbers_yaml_leaves_as_text_are_numbers(project: Path) -> None:
+    """PyYAML reads 9.5e-1 and 1e-3 (an exponent, no point) as text."""
+    path = write(
+        project / "reportgen.yaml",
+        "confidence: 9.5e-1\nresult_sets:\n  - {path: results/a.jsonl, model: 4, threshold: 1e-3}\n",
+    )
+    config = load_config(path)
+    assert config.confidence == 0.95 and config.result_sets[0].threshold == 0.001
+    assert config.result_sets[0].model == "4"  # a whole number keeps its digits
 
 
 def test_several_problems_are_reported_at_once(project: Path) -> None:
