@@ -192,7 +192,8 @@ def test_numbers_yaml_leaves_as_text_are_numbers(project: Path) -> None:
     """PyYAML reads 9.5e-1 and 1e-3 (an exponent, no point) as text."""
     path = write(
         project / "reportgen.yaml",
-        "confidence: 9.5e-1\nresult_sets:\n  - {path: results/a.jsonl, model: 4, threshold: 1e-3}\n",
+        "confidence: 9.5e-1\n"
+        "result_sets:\n  - {path: results/a.jsonl, model: 4, threshold: 1e-3}\n",
     )
     config = load_config(path)
     assert config.confidence == 0.95 and config.result_sets[0].threshold == 0.001
