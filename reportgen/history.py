@@ -61,6 +61,11 @@ def default_label(entries: Sequence[Json], cwd: Path) -> str:
     """The commit if known, else the pinned build time, else the next build number."""
     sha = os.environ.get("GITHUB_SHA", "").strip()
     if sha:
+        # Checked as --label is: a label the next build's history check refuses would
+        # be written into the published history.jsonl and stop every later build.
+        problem = unprintable(sha[:7])
+        if problem is not None:
+            raise UserError(f"GITHUB_SHA: {sha[:7]!r} {problem}; give --label instead")
         return sha[:7]
     commit = _git_commit(cwd)
     if commit:

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from reportgen.cli import main
+from reportgen.errors import UserError
 from reportgen.history import default_label, merge, read_history
 from reportgen.stats.compare import compare
 
@@ -183,6 +184,11 @@ def test_label_never_comes_from_the_clock(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef")
     assert default_label([], outside_git) == "0123456"
+    # A label with an escape character would poison the published history (the next
+    # build refuses it): refused here, with what to do instead.
+    monkeypatch.setenv("GITHUB_SHA", "ab\x1bcdef")
+    with pytest.raises(UserError, match=r"GITHUB_SHA: 'ab\\x1bcdef' holds U\+001B.*--label"):
+        default_label([], outside_git)
 
 
 def test_two_builds_with_the_same_history_are_identical(tmp_path: Path) -> None:
