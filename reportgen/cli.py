@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -56,8 +57,16 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see {self.prog} --help)")
 
 
+#: What the number flags take: ASCII digits, a sign, a point and an exponent. int() and
+#: float() also take "3_0" (as 30) and other scripts' digits ("٣").
+_WHOLE = re.compile(r"\s*[-+]?[0-9]+\s*")
+_DECIMAL = re.compile(r"\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*")
+
+
 def _whole_number(flag: str, text: str, minimum: int, maximum: int = MAX_COUNT) -> int:
     try:
+        if not _WHOLE.fullmatch(text):
+            raise ValueError(text)
         value = int(text, 10)
     except ValueError:
         raise UserError(f"{flag}: {text!r} is not a whole number") from None
@@ -69,11 +78,14 @@ def _whole_number(flag: str, text: str, minimum: int, maximum: int = MAX_COUNT) 
     return value
 
 
+def _number(flag: str, text: str) -> float:
+    if not _DECIMAL.fullmatch(text):
+        raise UserError(f"{flag}: {text!r} is not a number")
+    return float(text)
+
+
 def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"--confidence: {text!r} is not a number") from None
+    value = _number("--confidence", text)
     if not 0.0 < value < 1.0:
         raise UserError(f"--confidence: must lie strictly between 0 and 1, got {text}")
     extreme = confidence_extreme(value)
@@ -211,6 +223,8 @@ def _config_for(args: argparse.Namespace) -> Config:
         config = Config()
     else:
         config = load_config(args.config or Path(CONFIG_NAME))
+    if args.scorer is not None and not args.scorer.strip():
+        raise UserError("--scorer: empty; leave it out to read the only score, or name one")
     columns = _columns_flag(args.columns) if args.columns is not None else ()
     threshold = _threshold_flag(args.threshold) if args.threshold is not None else None
     if args.files:
@@ -296,11 +310,8 @@ def _columns_flag(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def _threshold_flag(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"--threshold: {text!r} is not a number") from None
-    if not math.isfinite(value):
+    value = _number("--threshold", text)
+    if not math.isfinite(value):  # 1e400
         raise UserError(f"--threshold: expected a finite number, got {text}")
     return value
 
@@ -411,10 +422,7 @@ def _fraction(flag: str, text: str | None, strict: bool = False) -> float | None
     """A number from 0 to 1 (`strict`: strictly between them), as given for `flag`."""
     if text is None:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"{flag}: {text!r} is not a number") from None
+    value = _number(flag, text)
     if strict and not 0.0 < value < 1.0:
         raise UserError(f"{flag}: must lie strictly between 0 and 1, got {text}")
     if not 0.0 <= value <= 1.0:
@@ -555,11 +563,8 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
     task_sd = _fraction("--task-sd", args.task_sd)
     correlation = None
     if args.correlation is not None:
-        try:
-            correlation = float(args.correlation)
-        except ValueError:
-            raise UserError(f"--correlation: {args.correlation!r} is not a number") from None
-        if not -1.0 <= correlation <= 1.0:  # NaN fails this too
+        correlation = _number("--correlation", args.correlation)
+        if not -1.0 <= correlation <= 1.0:
             raise UserError(f"--correlation: must lie between -1 and 1, got {args.correlation}")
     tasks = None if args.tasks is None else _whole_number("--tasks", args.tasks, 2)
     if args.report is not None:

@@ -208,6 +208,12 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
             if key not in _SET_KEYS:
                 problems.add(f"{where}: unknown key {key!r}{did_you_mean(str(key), _SET_KEYS)}")
         fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in _TEXT_KEYS}
+        blank = [key for key, text in fields.items() if text is not None and not text.strip()]
+        if blank:
+            # model: "  " named a set "   · support-desk"; path: "" read the config's folder.
+            for key in sorted(blank):
+                problems.add(f"{where}.{key}: empty; leave the key out for the default")
+            continue
         errors = fields["errors"]
         if errors is not None and errors not in ERROR_CHOICES:
             problems.add(

@@ -114,6 +114,10 @@ def test_confidence_changes_intervals() -> None:
         (["--successes", "2", "--runs", "5", "--confidence", "1"], "strictly between 0 and 1"),
         (["--successes", "2", "--runs", "5", "--confidence", "0"], "strictly between 0 and 1"),
         (["--successes", "2", "--runs", "5", "--confidence", "x"], "'x' is not a number"),
+        # int() and float() take these; a flag does not (30 and 0.95 were read).
+        (["--successes", "2", "--runs", "5", "-k", "3_0"], "-k: '3_0' is not a whole number"),
+        (["--successes", "2", "--runs", "5", "-k", "٣"], "-k: '٣' is not a whole number"),
+        (["--successes", "2", "--runs", "5", "--confidence", "0.9_5"], "'0.9_5' is not a number"),
         (["--suite", "16/20", "18/20", "20/20", "12/x"], "--suite item 4: '12/x' is not"),
         (["--suite", "5/3"], "--suite item 1: '5/3' has more successes than runs"),
         (["--suite", "1/2", "0/0"], "--suite item 2: '0/0' has no runs"),

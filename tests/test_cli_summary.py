@@ -208,6 +208,14 @@ def test_summary_inspect_with_scorer_flag(name: str, capsys: pytest.CaptureFixtu
     assert tasks == {"a": (3, 3), "b": (0, 3), "3": (2, 3), "d": (0, 3)}
 
 
+def test_an_empty_scorer_flag_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Often an unset CI variable; it was ignored without a word."""
+    path = FIXTURES / "inspect" / "mini.json"
+    status, text, err = run(["summary", str(path), "--scorer", ""], capsys)
+    assert status == 2 and text == ""
+    assert err == "reportgen: error: --scorer: empty; leave it out to read the only score, or name one\n"
+
+
 def test_per_set_flags_apply_to_a_config_s_sets_that_do_not_set_their_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -157,6 +157,18 @@ def test_bad_top_level_value_is_named(project: Path, text: str, expected: str) -
     assert re.search(re.escape(str(path)) + expected, found[0]), found
 
 
+def test_blank_result_set_values_are_refused(project: Path) -> None:
+    path = write(
+        project / "reportgen.yaml",
+        "result_sets:\n  - {path: results/a.jsonl, model: '  ', suite: ''}\n  - {path: ''}\n",
+    )
+    assert config_problems(path) == [
+        f"{path}: result_sets[0].model: empty; leave the key out for the default",
+        f"{path}: result_sets[0].suite: empty; leave the key out for the default",
+        f"{path}: result_sets[1].path: empty; leave the key out for the default",
+    ]
+
+
 @pytest.mark.parametrize(
     ("sets", "expected"),
     [

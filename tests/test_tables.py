@@ -425,7 +425,9 @@ def test_bad_column_settings_are_named(tmp_path: Path, text: str, expected: str)
         (["--columns", "task"], "--columns: 'task' is not FIELD=COLUMN"),
         (["--columns", "tsk=a"], "--columns: unknown field 'tsk' (did you mean 'task'?)"),
         (["--threshold", "x"], "--threshold: 'x' is not a number"),
-        (["--threshold", "inf"], "--threshold: expected a finite number"),
+        (["--threshold", "inf"], "--threshold: 'inf' is not a number"),
+        (["--threshold", "1e400"], "--threshold: expected a finite number"),
+        (["--threshold", "0.5_0"], "--threshold: '0.5_0' is not a number"),
         (["--columns", "task=nope"], "column 'nope' (given for task) is not in the file"),
     ],
 )
