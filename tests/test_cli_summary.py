@@ -213,7 +213,9 @@ def test_an_empty_scorer_flag_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     path = FIXTURES / "inspect" / "mini.json"
     status, text, err = run(["summary", str(path), "--scorer", ""], capsys)
     assert status == 2 and text == ""
-    assert err == "reportgen: error: --scorer: empty; leave it out to read the only score, or name one\n"
+    assert err == (
+        "reportgen: error: --scorer: empty; leave it out to read the only score, or name one\n"
+    )
 
 
 def test_per_set_flags_apply_to_a_config_s_sets_that_do_not_set_their_own(
