@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import io
 import json
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -526,7 +528,11 @@ def _append_step_summary(markdown: str) -> None:
     if not target:
         return
     try:
-        with open(target, "a", encoding="utf-8") as handle:
+        # Opened without blocking: a FIFO nobody reads would hang the gate for good.
+        descriptor = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        with open(descriptor, "a", encoding="utf-8") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file")
             handle.write(markdown + "\n")
     except OSError as error:
         # The gate's verdict still stands; a summary that cannot be written is only noted.

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +228,26 @@ def test_github_output_without_a_step_summary(
         ["check", str(site), "--baseline", str(old), "--per-task", "--format", "github"]
     )
     assert status == 1 and out == GOLDEN_GITHUB
+
+
+def test_a_step_summary_that_is_a_pipe_nobody_reads_does_not_hang_the_gate(
+    site: Path, old: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "summary.fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "reportgen", "check", str(site), "--baseline", str(old)),
+            *("--per-task", "--format", "github"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(fifo)},
+        timeout=60,  # it waited for a reader for ever
+        check=False,
+    )
+    assert done.returncode == 1 and done.stdout == GOLDEN_GITHUB
+    assert f"reportgen: warning: GITHUB_STEP_SUMMARY: cannot write {fifo}" in done.stderr
 
 
 def test_workflow_command_escaping_follows_github_rules() -> None:
