@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .cache import Cache, SiteState, folder_digest, input_digest
+from .cache import Cache, KnownDigests, SiteState, folder_digest, input_digest
 from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
@@ -170,8 +170,6 @@ def build(
             for s in config.result_sets
         ]
     )
-    if cache is not None and known is not None:
-        cache.put_digests(known)
     previous_history = read_history(config.history) if config.history is not None else None
     label = None
     if previous_history is not None:
@@ -202,6 +200,8 @@ def build(
     state = _site_state(on_disk.files) if on_disk is not None else None
     if previous is not None and previous.counts == state and state is not None:
         kept, kept_bytes, kept_pages = state
+        if cache is not None and known is not None:
+            cache.put_digests(known)
         progress.clear()
         for line in previous.notes:
             progress.note(line)
@@ -257,6 +257,7 @@ def build(
         charts_key,
         cached_charts,
         retired,
+        known,
     )
     try:
         return _stages(job, converter)
@@ -291,6 +292,9 @@ class _Job:
     cached_charts: SiteCharts | None = None
     #: Where to hand the previous site for the caller to remove; None: removed here.
     retired: list[Path] | None = None
+    #: The inputs' content digests, stored once they have been read without a problem
+    #: (a build refused for bad input leaves no cache behind).
+    digests: KnownDigests | None = None
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> list[str]:
@@ -381,6 +385,8 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
     else:
         loaded, report = _read_and_estimate(job, reused, notes)
         _last_report = (report_key, loaded, report) if cache is not None else None
+    if cache is not None and job.digests is not None:
+        cache.put_digests(job.digests)
     progress.update("rendering pages")
     charts_key, cached = job.charts_key, job.cached_charts
     if cached is not None and cached.fit(report):

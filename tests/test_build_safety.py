@@ -201,6 +201,16 @@ def test_symlinked_cache_folder_is_not_used(
 # ---------------------------------------------------------------- item 4: the output folder
 
 
+def test_a_first_build_refused_for_bad_input_writes_nothing(tmp_path: Path) -> None:
+    """Not even the cache's record of the inputs' digests."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task": "a", "passed": "yes"}\n')
+    with redirect_stderr(io.StringIO()):
+        status = main(["build", str(bad), "-o", str(tmp_path / "site")], out=io.StringIO())
+    assert status == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
 def test_output_folder_holding_an_input_is_refused_without_force(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     site = tmp_path / "site"
