@@ -149,9 +149,11 @@ def build(
     """
     progress = progress or Progress()
     start = time.perf_counter()
-    check_output(config.output, force, _inputs(config))
+    check_output(config.output, force, _inputs(config), config.named("output"))
     base_path, base_url = site_urls(config)
-    theme = Theme.from_folders(config.templates, config.content)
+    theme = Theme.from_folders(
+        config.templates, config.content, (config.named("templates"), config.named("content"))
+    )
     options = SiteOptions(
         base_path=base_path,
         base_url=base_url,
@@ -170,7 +172,11 @@ def build(
             for s in config.result_sets
         ]
     )
-    previous_history = read_history(config.history) if config.history is not None else None
+    previous_history = (
+        read_history(config.history, config.named("history"))
+        if config.history is not None
+        else None
+    )
     label = None
     if previous_history is not None:
         cwd = config.path.parent if config.path is not None else Path.cwd()
@@ -439,7 +445,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
         # build swapping in the same folder: write_site has already removed its staging.
         raise UserError(
-            f"--output: {config.output}: cannot write the site: {os_reason(error)}"
+            f"{config.named('output')}: {config.output}: cannot write the site: {os_reason(error)}"
         ) from None
     progress.clear()
     state = _site_state(on_disk)

@@ -280,6 +280,7 @@ def _config_for(args: argparse.Namespace) -> Config:
                 # or build label would be written without a word.
                 raise UserError(f"--{flag}: empty; leave it out for the default")
             setattr(config, flag, value)
+            config.from_file.discard(flag)  # messages now name the flag
     return config
 
 

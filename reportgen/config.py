@@ -57,6 +57,15 @@ class Config:
     task_pages: tuple[str, int] = ("all", 0)
     #: Where the config came from (None when built from files on the command line).
     path: Path | None = None
+    #: The settings the config file gave and no flag replaced: messages name them there.
+    from_file: set[str] = field(default_factory=set)
+
+    def named(self, key: str) -> str:
+        """How a message names a setting: "reportgen.yaml: output" when the config file
+        gave it, else its flag ("--output")."""
+        if key in self.from_file and self.path is not None:
+            return f"{self.path}: {key}"
+        return "--" + key.replace("_", "-")
 
 
 _TOP_KEYS = {f.name for f in dataclasses.fields(Config)} - {"path"}
@@ -189,6 +198,7 @@ def load_config(path: Path) -> Config:
     if "result_sets" not in doc:
         problems.add(f"{name}: result_sets: missing; list the result files to report")
     problems.raise_if_any()
+    config.from_file = {str(key) for key in doc if key in _TOP_KEYS}
     return config
 
 
@@ -323,12 +333,12 @@ def site_urls(config: Config) -> tuple[str, str | None]:
     base_url = config.base_url
     if base_url is not None and not _SITE_URL.fullmatch(base_url):
         problems.add(
-            f"base_url (--base-url): {base_url!r} is not an absolute http:// or https:// URL"
+            f"{config.named('base_url')}: {base_url!r} is not an absolute http:// or https:// URL"
         )
     base_path = config.base_path
     if not _SITE_PATH.fullmatch(base_path):
         problems.add(
-            f"base_path (--base-path): {base_path!r} is not a URL path such as / or /evals/"
+            f"{config.named('base_path')}: {base_path!r} is not a URL path such as / or /evals/"
         )
     problems.raise_if_any()
     return base_path if base_path.endswith("/") else base_path + "/", base_url

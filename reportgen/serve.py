@@ -89,7 +89,9 @@ _CSP = re.compile(rb'(<meta http-equiv="Content-Security-Policy" content=")([^"]
 
 def watched_paths(config: Config) -> list[Path]:
     """Everything a build reads: config, inputs, templates and content folders."""
-    theme = Theme.from_folders(config.templates, config.content)
+    theme = Theme.from_folders(
+        config.templates, config.content, (config.named("templates"), config.named("content"))
+    )
     paths = [s.path for s in config.result_sets] + theme.templates + theme.content
     if config.path is not None:
         paths.append(config.path)

@@ -408,8 +408,22 @@ def test_base_url_and_base_path_refuse_other_schemes(tmp_path: Path, flag: str, 
     results = write_results(tmp_path / "r.jsonl")
     status, err = cli("build", str(results), "-o", str(tmp_path / "site"), flag, value)
     assert status == 2
-    assert f"({flag}): {value!r} is not" in err
+    assert f"error: {flag}: {value!r} is not" in err
     assert not (tmp_path / "site").exists()
+
+
+def test_settings_from_the_config_are_named_there_not_as_flags(tmp_path: Path) -> None:
+    """templates: tpl in the config said "--templates: tpl is not a folder"."""
+    write_results(tmp_path / "r.jsonl")
+    config = tmp_path / "reportgen.yaml"
+    config.write_text("result_sets: [r.jsonl]\ntemplates: tpl\n")
+    status, err = cli("build", "--config", str(config))
+    assert status == 2 and err.startswith(f"reportgen: error: {config}: templates: {tmp_path}")
+    status, err = cli("build", "--config", str(config), "--templates", str(tmp_path / "no"))
+    assert status == 2 and "error: --templates: " in err  # a flag replaces the file's value
+    config.write_text("result_sets: [r.jsonl]\nbase_url: ftp://x/\n")
+    status, err = cli("build", "--config", str(config))
+    assert status == 2 and f"error: {config}: base_url: 'ftp://x/' is not" in err
 
 
 def test_base_path_without_trailing_slash_still_joins(tmp_path: Path) -> None:

@@ -79,8 +79,15 @@ class Theme:
     content: list[Path]
 
     @classmethod
-    def from_folders(cls, templates: Path | None, content: Path | None) -> Theme:
-        for flag, folder in (("--templates", templates), ("--content", content)):
+    def from_folders(
+        cls,
+        templates: Path | None,
+        content: Path | None,
+        names: tuple[str, str] = ("--templates", "--content"),
+    ) -> Theme:
+        """The theme: `templates` and `content` (folders named in messages by `names`)
+        before the package's own."""
+        for flag, folder in zip(names, (templates, content), strict=True):
             if folder is not None and not folder.is_dir():
                 raise UserError(f"{flag}: {folder} is not a folder")
             if folder is not None:

@@ -41,7 +41,9 @@ MARKER = ".reportgen-site"
 _MARKER_TEXT = b"This folder was written by reportgen; the next build replaces it whole.\n"
 
 
-def check_output(output: Path, force: bool, inputs: Iterable[Path] = ()) -> Path:
+def check_output(
+    output: Path, force: bool, inputs: Iterable[Path] = (), setting: str = "--output"
+) -> Path:
     """Refuse, before any work, to replace a folder that is not an old site.
 
     Returns the folder to write: the target of `output` when it is a symbolic
@@ -50,25 +52,25 @@ def check_output(output: Path, force: bool, inputs: Iterable[Path] = ()) -> Path
     replaced, --force or not, as replacing it would delete them.
     """
     if output.is_symlink() and not output.exists():
-        raise UserError(f"--output: {output} is a symbolic link to a folder that does not exist")
+        raise UserError(f"{setting}: {output} is a symbolic link to a folder that does not exist")
     target = output.resolve()
     if target.exists() and not target.is_dir():
-        raise UserError(f"--output: {output} exists and is not a folder")
+        raise UserError(f"{setting}: {output} exists and is not a folder")
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
     if cwd.is_relative_to(target) or home.is_relative_to(target):
         raise UserError(
-            f"--output: {output} is the working folder, the home folder or a folder above "
+            f"{setting}: {output} is the working folder, the home folder or a folder above "
             "them; give the site a folder of its own"
         )
     for path in inputs:
         if path.resolve().is_relative_to(target):
             raise UserError(
-                f"--output: {output} holds {path}, which this build reads; replacing the "
+                f"{setting}: {output} holds {path}, which this build reads; replacing the "
                 "folder would delete it, so give the site a folder of its own"
             )
     if target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists() and not force:
         raise UserError(
-            f"--output: {output} is not empty and was not written by reportgen "
+            f"{setting}: {output} is not empty and was not written by reportgen "
             f"(no {MARKER} file); pass --force to replace it"
         )
     return target
