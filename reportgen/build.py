@@ -40,7 +40,8 @@ class Progress:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.live = self.stream.isatty()
+        # A dumb terminal (TERM=dumb: Emacs' shell, some CI logs) has no escape to clear a line.
+        self.live = self.stream.isatty() and os.environ.get("TERM") != "dumb"
         self._last = 0.0
 
     def note(self, message: str) -> None:

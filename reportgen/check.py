@@ -75,7 +75,11 @@ def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
         yield f"confidence: expected a number between 0 and 1, got {describe(confidence)}"
     sets = doc.get("result_sets")
     if not isinstance(sets, list):
-        yield "result_sets: missing"
+        yield (
+            "result_sets: missing"
+            if sets is None
+            else f"result_sets: expected a list, got {describe(sets)}"
+        )
         return
     ids: dict[str, int] = {}  # set id -> the first set that has it
     for i, rs in enumerate(sets):

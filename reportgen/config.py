@@ -25,6 +25,7 @@ from .readers.base import (
     ERROR_CHOICES,
     describe,
     did_you_mean,
+    key_text,
     not_regular,
     unprintable,
     yaml_load,
@@ -170,7 +171,7 @@ def load_config(path: Path) -> Config:
     for key, value in doc.items():
         where = f"{name}: {key}"
         if key not in _TOP_KEYS:
-            problems.add(f"{name}: unknown key {key!r}{did_you_mean(str(key), _TOP_KEYS)}")
+            problems.add(f"{name}: unknown key {key_text(key)}{did_you_mean(str(key), _TOP_KEYS)}")
         elif key in ("title", "description", "base_path", "base_url", "label"):
             text = _text(where, value, problems)
             if text is not None and key in NAMING_KEYS and not text.strip():
@@ -216,7 +217,8 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
             continue
         for key in item:
             if key not in _SET_KEYS:
-                problems.add(f"{where}: unknown key {key!r}{did_you_mean(str(key), _SET_KEYS)}")
+                close = did_you_mean(str(key), _SET_KEYS)
+                problems.add(f"{where}: unknown key {key_text(key)}{close}")
         fields = {key: _text(f"{where}.{key}", item.get(key), problems) for key in _TEXT_KEYS}
         blank = [key for key, text in fields.items() if text is not None and not text.strip()]
         if blank:
@@ -321,7 +323,7 @@ def check_threshold(where: str, value: Any, problems: Problems) -> float | None:
 # link look like it goes to one host while it goes to another) and a path of URL
 # characters only: the value is written into pages, Markdown snippets and the
 # sitemap, so quotes, spaces, brackets and backslashes are refused rather than escaped.
-_SITE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~!$&*+,;=:@%/-]*)?")
+_SITE_URL = re.compile(r"(?i:https?)://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~!$&*+,;=:@%/-]*)?")
 # A path on the same host: "/" then URL characters, never "//" (which a browser
 # reads as another host) and never a scheme such as javascript:.
 _SITE_PATH = re.compile(r"/([A-Za-z0-9._~!$&*+,;=:@%-][A-Za-z0-9._~!$&*+,;=:@%/-]*)?")

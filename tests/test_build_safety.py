@@ -426,6 +426,12 @@ def test_settings_from_the_config_are_named_there_not_as_flags(tmp_path: Path) -
     assert status == 2 and f"error: {config}: base_url: 'ftp://x/' is not" in err
 
 
+def test_a_base_url_scheme_in_capitals_is_a_url(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    argv = ["build", str(results), "-o", str(tmp_path / "site"), "--base-url", "HTTPS://X.ORG/"]
+    assert cli(*argv)[0] == 0
+
+
 def test_base_path_without_trailing_slash_still_joins(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     site = tmp_path / "site"

@@ -457,6 +457,12 @@ def test_bad_baselines_exit_2_with_located_messages(
         [*base, str(bad)], capsys
     )
 
+    doc["result_sets"] = "x"
+    listless = write(tmp_path / "listless.json", doc)
+    assert f'--baseline: {listless}: result_sets: expected a list, got "x"' in _error(
+        [*base, str(listless)], capsys
+    )
+
     history = history_jsonl(tmp_path / "history.jsonl", [("v1", BASELINE)])
     history.write_text(history.read_text() + '{"schema_version": 1, "label": 3}\n')
     assert f"{history}:2: label" in _error([*base, str(history)], capsys)

@@ -125,6 +125,7 @@ def test_a_byte_order_mark_and_crlf_are_fine(project: Path) -> None:
         ("outptu: x\n", r": unknown key 'outptu' \(did you mean 'output'\?\)"),
         ("base-path: /x/\n", r": unknown key 'base-path' \(did you mean 'base_path'\?\)"),
         ("zzz: 1\n", r": unknown key 'zzz'$"),
+        ("2024-01-01: 1\n", r': unknown key "2024-01-01"$'),  # a date, not datetime.date(...)
         ("path: x\n", r": unknown key 'path' \(did you mean 'base_path'\?\)"),
         ("k: 0\n", r": k: expected a whole number of at least 1, got 0"),
         ("k: -2\n", r": k: expected a whole number of at least 1, got -2"),

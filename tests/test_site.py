@@ -905,6 +905,18 @@ def test_progress_on_a_terminal_and_summary_line(tmp_path: Path) -> None:
     assert result.pages == len(html_pages(tmp_path / "site")) and result.result_sets == 1
 
 
+def test_a_dumb_terminal_gets_no_line_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TERM=dumb (Emacs' shell) shows \\x1b[K as it is."""
+    monkeypatch.setenv("TERM", "dumb")
+    stream = _Terminal()
+    progress = Progress(stream)
+    progress.update("reading inputs")
+    progress.note("read r.jsonl")
+    assert stream.getvalue() == "read r.jsonl\n"
+    monkeypatch.setenv("TERM", "xterm")
+    assert Progress(_Terminal()).live
+
+
 def test_build_prints_one_line_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fixture = ROOT / "tests/fixtures/tau-bench/gpt-4o-airline-small.json"
     assert run_cli(["build", str(fixture), "-o", str(tmp_path / "out")]) == 0

@@ -407,6 +407,11 @@ def describe(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def key_text(key: Any) -> str:
+    """A mapping's key as a message quotes it: 'titel', or a YAML date or number as its text."""
+    return repr(key) if isinstance(key, str) else describe(key)
+
+
 def json_reason(error: ValueError) -> str:
     if isinstance(error, json.JSONDecodeError):
         # In brackets: some messages end in "at" ("Unterminated string starting at").

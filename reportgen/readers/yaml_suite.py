@@ -18,6 +18,7 @@ from .base import (
     describe,
     did_you_mean,
     is_optional_text,
+    key_text,
     never,
     parse_passed,
     task_id_of,
@@ -67,7 +68,7 @@ def read_yaml(source: Source, tally: Tally) -> None:
     known = {"suite", "model", "tasks", "name", "description"}
     for key in doc:
         if key not in known:
-            problems.add(f"{path}: unknown key {key!r}{did_you_mean(str(key), known)}")
+            problems.add(f"{path}: unknown key {key_text(key)}{did_you_mean(str(key), known)}")
     for key in ("suite", "model"):
         if not is_optional_text(doc.get(key)):
             problems.add(f"{path}: {key}: must be a non-empty string")
@@ -98,7 +99,7 @@ def _yaml_task(where: str, item: Any, tally: Tally, suite: str | None, model: st
     known = {"id", "successes", "runs", "outcomes", "category", "excluded"}
     for key in item:
         if key not in known:
-            problems.add(f"{where}: unknown key {key!r}{did_you_mean(str(key), known)}")
+            problems.add(f"{where}: unknown key {key_text(key)}{did_you_mean(str(key), known)}")
     task = task_id_of(item.get("id"))
     if task is None:
         problems.add(f"{where}.id: expected a string or integer task id")
