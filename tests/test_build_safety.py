@@ -426,6 +426,17 @@ def test_settings_from_the_config_are_named_there_not_as_flags(tmp_path: Path) -
     assert status == 2 and f"error: {config}: base_url: 'ftp://x/' is not" in err
 
 
+def test_an_output_below_a_file_and_a_looping_input_are_said_plainly(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    (tmp_path / "afile").write_text("x")
+    status, err = cli("build", str(results), "-o", str(tmp_path / "afile" / "sub"))
+    assert status == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in err
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    status, err = cli("build", str(tmp_path / "one"), "-o", str(tmp_path / "site"))
+    assert status == 2 and "a symbolic link to nothing, or in a loop" in err
+
+
 def test_a_base_url_scheme_in_capitals_is_a_url(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     argv = ["build", str(results), "-o", str(tmp_path / "site"), "--base-url", "HTTPS://X.ORG/"]

@@ -136,7 +136,8 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
     (None if unreadable) and its result sets."""
     path = source.path
     if not path.exists():
-        problems.add(f"{path}: no such file")
+        dangling = " (a symbolic link to nothing, or in a loop)" if path.is_symlink() else ""
+        problems.add(f"{path}: no such file{dangling}")
         return None, []
     if not os.access(path, os.R_OK):
         problems.add(f"{path}: cannot be read (permission denied)")
