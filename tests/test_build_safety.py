@@ -435,6 +435,11 @@ def test_an_output_below_a_file_and_a_looping_input_are_said_plainly(tmp_path: P
     (tmp_path / "two").symlink_to(tmp_path / "one")
     status, err = cli("build", str(tmp_path / "one"), "-o", str(tmp_path / "site"))
     assert status == 2 and "a symbolic link to nothing, or in a loop" in err
+    status, err = cli("build", str(results), "-o", str(tmp_path / "one"))
+    assert (
+        status == 2
+        and err == f"reportgen: error: --output: {tmp_path / 'one'} is a symbolic link in a loop\n"
+    )
 
 
 def test_a_base_url_scheme_in_capitals_is_a_url(tmp_path: Path) -> None:

@@ -51,9 +51,12 @@ def check_output(
     the files and folders the build reads; a folder holding one is never
     replaced, --force or not, as replacing it would delete them.
     """
+    try:
+        target = output.resolve()
+    except (OSError, RuntimeError):  # Python raises RuntimeError for a loop of links
+        raise UserError(f"{setting}: {output} is a symbolic link in a loop") from None
     if output.is_symlink() and not output.exists():
         raise UserError(f"{setting}: {output} is a symbolic link to a folder that does not exist")
-    target = output.resolve()
     if target.exists() and not target.is_dir():
         raise UserError(f"{setting}: {output} exists and is not a folder")
     for above in target.parents:  # said now, not as "File exists" once the pages are made
@@ -68,7 +71,11 @@ def check_output(
             "them; give the site a folder of its own"
         )
     for path in inputs:
-        if path.resolve().is_relative_to(target):
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):  # a loop of links: the reader says so
+            continue
+        if resolved.is_relative_to(target):
             raise UserError(
                 f"{setting}: {output} holds {path}, which this build reads; replacing the "
                 "folder would delete it, so give the site a folder of its own"
