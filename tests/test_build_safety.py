@@ -430,7 +430,7 @@ def test_an_output_below_a_file_and_a_looping_input_are_said_plainly(tmp_path: P
     results = write_results(tmp_path / "r.jsonl")
     (tmp_path / "afile").write_text("x")
     status, err = cli("build", str(results), "-o", str(tmp_path / "afile" / "sub"))
-    assert status == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in err
+    assert status == 2 and f"{tmp_path / 'afile'} is not a folder" in err
     (tmp_path / "one").symlink_to(tmp_path / "two")
     (tmp_path / "two").symlink_to(tmp_path / "one")
     status, err = cli("build", str(tmp_path / "one"), "-o", str(tmp_path / "site"))

@@ -62,7 +62,7 @@ def check_output(
     for above in target.parents:  # said now, not as "File exists" once the pages are made
         if above.exists():
             if not above.is_dir():
-                raise UserError(f"{setting}: {output}: {above} is a file, not a folder")
+                raise UserError(f"{setting}: {output}: {above} is not a folder")
             break
     cwd, home = Path.cwd().resolve(), Path.home().resolve()
     if cwd.is_relative_to(target) or home.is_relative_to(target):
