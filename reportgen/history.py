@@ -108,12 +108,23 @@ def read_history(path: Path, flag: str = "--history") -> list[Json]:
             problems.add(f"{where}: not a JSON history entry ({error})")
             continue
         problem = _entry_problem(entry)
+        if problem and not entries and not problems.items and _is_a_run(entry):
+            # A results file given as the history: one line that says so, not a
+            # schema problem on every line.
+            raise UserError(
+                f"{where}: this is a run of results (it has task and passed), not a history "
+                f"entry; give the published site's {HISTORY_FILE}"
+            )
         if problem:
             problems.add(f"{where}: {problem}")
             continue
         entries.append(entry)
     problems.raise_if_any()
     return entries
+
+
+def _is_a_run(entry: Any) -> bool:
+    return isinstance(entry, dict) and "passed" in entry and ("task" in entry or "task_id" in entry)
 
 
 def _entry_problem(entry: Any) -> str | None:

@@ -146,6 +146,11 @@ def test_label_without_history_says_why_it_is_ignored(tmp_path: Path) -> None:
         (lambda text: text.replace('"label":"v2"', '"label":""', 1), ":2: label"),
         (lambda text: text.replace('"schema_version":1', '"schema_version":9', 1), ":1: schema"),
         (lambda text: text + '{"schema_version":1}\n', ":4: label"),
+        # A results file given as the history: one line saying so, not one per run.
+        (
+            lambda text: '{"task": "a", "passed": true}\n' * 30,
+            ":1: this is a run of results (it has task and passed), not a history entry",
+        ),
         # A set of no tasks has no suite estimate (it raised a traceback in build and check).
         (
             lambda text: re.sub(r'"tasks":\{[^}]*\}', '"tasks":{}', text, count=1),
