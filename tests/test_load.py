@@ -26,6 +26,8 @@ from reportgen.readers import jsonl as jsonl_reader
 from reportgen.readers.jsonl import MAX_LINE_BYTES
 from reportgen.stats.estimate import estimate_suite
 
+from .conftest import ROOT
+
 FIXTURES = Path(__file__).parent / "fixtures"
 INSPECT = FIXTURES / "inspect"
 TAU2 = FIXTURES / "tau2"
@@ -427,6 +429,15 @@ def test_a_line_over_the_limit_is_refused_in_a_file_duckdb_would_read(
         handle.write(json.dumps(long) + "\n")
     assert path.stat().st_size >= jsonl_reader.DUCKDB_MIN_BYTES
     assert single_problem(path) == f"{path}:2: line is longer than 16 MiB"
+
+
+def test_a_history_given_as_results_is_said_to_be_one(tmp_path: Path) -> None:
+    """Not 'task missing' on each of its lines."""
+    history = ROOT / "example" / "history.jsonl"
+    assert single_problem(history) == (
+        f"{history}:1: this is a build of a reportgen history (history.jsonl), not result "
+        "runs; give it as --history, or as check's --baseline"
+    )
 
 
 def test_jsonl_only_blank_lines_has_no_tasks(tmp_path: Path) -> None:

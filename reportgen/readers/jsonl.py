@@ -83,7 +83,15 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     reader below, which gives the same counts.
     """
     long_line = first_long_line(source.path)
-    if _holds_counts(source.path):
+    first = _first_record(source.path)
+    if isinstance(first, dict) and {"schema_version", "label", "result_sets"} <= first.keys():
+        # Every line would be refused for want of a task: say once what the file is.
+        tally.problems.add(
+            f"{source.path}:1: this is a build of a reportgen history (history.jsonl), not "
+            "result runs; give it as --history, or as check's --baseline"
+        )
+        return
+    if _holds_counts(first):
         from .table import read_jsonl_counts
 
         if long_line is not None:
@@ -104,20 +112,24 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     read_jsonl_lines(source, tally)
 
 
-def _holds_counts(path: Path) -> bool:
-    """A file of per-task counts: its first record has successes and runs, no passed."""
+def _first_record(path: Path) -> Any:
+    """The first line's JSON value; None when there is none or it is not JSON."""
     for _, line in _jsonl_lines(path):
         try:
-            record = json_loads(line)
+            return json_loads(line)
         except ValueError:
-            return False
-        return (
-            isinstance(record, dict)
-            and "successes" in record
-            and "runs" in record
-            and "passed" not in record
-        )
-    return False
+            return None
+    return None
+
+
+def _holds_counts(record: Any) -> bool:
+    """A file of per-task counts: its first record has successes and runs, no passed."""
+    return (
+        isinstance(record, dict)
+        and "successes" in record
+        and "runs" in record
+        and "passed" not in record
+    )
 
 
 def read_jsonl_lines(source: Source, tally: Tally) -> None:
