@@ -451,6 +451,16 @@ def test_folder_passes_over_yaml_configs_but_reads_yaml_suites(tmp_path: Path) -
         load_sources([Source(suites / "reportgen.yaml")])
 
 
+def test_folder_passes_over_a_history_kept_beside_the_results(tmp_path: Path) -> None:
+    results = EXAMPLE.parent / "results" / "agent-alpha.jsonl"
+    shutil.copy(results, tmp_path / "runs.jsonl")
+    shutil.copy(EXAMPLE.parent / "history.jsonl", tmp_path / "history.jsonl")
+    assert list(loaded_counts(tmp_path).values()) == list(loaded_counts(results).values())
+    # Given alone, it is said to be a history, not read as runs.
+    with pytest.raises(UserError, match=r"history\.jsonl:1: this is a build of a reportgen"):
+        load_sources([Source(tmp_path / "history.jsonl")])
+
+
 def test_a_folder_given_as_dot_is_named_as_the_folder_it_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

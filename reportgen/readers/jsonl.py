@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     """
     long_line = first_long_line(source.path)
     first = _first_record(source.path)
-    if isinstance(first, dict) and {"schema_version", "label", "result_sets"} <= first.keys():
+    if _is_history_entry(first):
         # Every line would be refused for want of a task: say once what the file is.
         tally.problems.add(
             f"{source.path}:1: this is a build of a reportgen history (history.jsonl), not "
@@ -120,6 +121,21 @@ def _first_record(path: Path) -> Any:
         except ValueError:
             return None
     return None
+
+
+def _is_history_entry(record: Any) -> bool:
+    """A build of a site's history.jsonl, which no run or count record looks like."""
+    return isinstance(record, dict) and {"schema_version", "label", "result_sets"} <= record.keys()
+
+
+#: How a history.jsonl line starts, as reportgen writes it (a line may be megabytes
+#: long, more than the head a folder's files are told apart by).
+_HISTORY_START = re.compile(rb'\{\s*"schema_version"\s*:\s*[0-9]+\s*,\s*"label"\s*:')
+
+
+def not_a_history(head: bytes) -> bool:
+    """For a folder input: a history.jsonl kept beside the results is passed over."""
+    return _HISTORY_START.match(head) is None
 
 
 def _holds_counts(record: Any) -> bool:
@@ -262,5 +278,6 @@ READER = Reader(
     suffixes=(".jsonl",),
     sniff=sniff,
     read=read_jsonl,
+    in_folder=not_a_history,
     summary='one run per line: {"task": ..., "passed": true}; human-eval\'s *_results.jsonl too',
 )
