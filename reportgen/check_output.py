@@ -303,26 +303,20 @@ def check_github(result: CheckResult) -> str:
     if gate is not None:
         tests = gate.tests
         control = "Holm" if tests.control == "holm" else "BH"
-        for t in tests.regressed:
-            lines.append(
-                _annotation(
-                    "error",
-                    f"Regressed beyond noise: {gate.name(t.id)}",
-                    f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
-                    f"({signed(t.change)}); p = {p_value(t.p_lower)}, {control}-adjusted "
-                    f"{p_value(t.adjusted_lower)} <= {tests.level:g}",
+        for level, called, rows in (
+            ("error", "Regressed", tests.regressed),
+            ("notice", "Improved", tests.improved),
+        ):
+            for t in rows:  # t.p and t.adjusted are of the change's own direction
+                lines.append(
+                    _annotation(
+                        level,
+                        f"{called} beyond noise: {gate.name(t.id)}",
+                        f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
+                        f"({signed(t.change)}); p = {p_value(t.p)}, {control}-adjusted "
+                        f"{p_value(t.adjusted)} <= {tests.level:g}",
+                    )
                 )
-            )
-        for t in tests.improved:
-            lines.append(
-                _annotation(
-                    "notice",
-                    f"Improved beyond noise: {gate.name(t.id)}",
-                    f"pass rate {_counts(t.baseline)} -> {_counts(t.candidate)} "
-                    f"({signed(t.change)}); p = {p_value(t.p_higher)}, {control}-adjusted "
-                    f"{p_value(t.adjusted_higher)} <= {tests.level:g}",
-                )
-            )
     for line in result.suite.failures:
         lines.append(_annotation("error", "reportgen check", line))
     for warning in result.warnings:
