@@ -443,7 +443,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
             retired=job.retired,
         )
     except OSError as error:
-        # Disk full, a parent that is a file (-o /dev/null/x), a dangling symlink, another
+        # Disk full, a folder that vanished or became a file after check_output, another
         # build swapping in the same folder: write_site has already removed its staging.
         raise UserError(
             f"{config.named('output')}: {config.output}: cannot write the site: {os_reason(error)}"

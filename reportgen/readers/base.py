@@ -566,9 +566,9 @@ class Reader:
     scorers: bool = False
     #: Whether a run may be given as a score, which passes at threshold: or more.
     scores: bool = False
-    #: For a format known by its suffix alone: whether a file of that suffix met
-    #: inside a folder input is a result file, from its first 64 KiB (as for sniff).
-    #: A harness's or reportgen's own YAML config beside the results is not.
+    #: Whether a file detected as this format inside a folder input is a result file,
+    #: from its first 64 KiB (as for sniff). A harness's or reportgen's own YAML config
+    #: beside the results is not, nor a site's history.jsonl kept there.
     in_folder: Callable[[bytes], bool] | None = None
 
 

@@ -12,9 +12,9 @@ repeated CI runs arrive as folders. The rules, in order:
    recordings, scripts, pictures, pages) are skipped unread. Every other file
    is detected like a file given alone (its suffix, else its first 64 KiB);
    files of no known format (configs, trajectories, empty files) are skipped
-   too: a harness's folder holds many besides its results. A format known by its
-   suffix alone may also pass over a file of its suffix (Reader.in_folder: a
-   YAML file without a top-level tasks: key is a config, not a suite).
+   too: a harness's folder holds many besides its results. A format may also pass
+   over a file detected as its own (Reader.in_folder: a YAML file without a
+   top-level tasks: key is a config, not a suite; a history.jsonl is no runs).
 3. The files detected must be of one format; otherwise the error names them by
    format. With `format:` (or --input-format) given, only files of that format
    are read and the rest are skipped.

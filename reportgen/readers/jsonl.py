@@ -83,7 +83,6 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     line in Python); a small one, or one DuckDB refuses, goes through the Python
     reader below, which gives the same counts.
     """
-    long_line = first_long_line(source.path)
     first = _first_record(source.path)
     if _is_history_entry(first):
         # Every line would be refused for want of a task: say once what the file is.
@@ -92,6 +91,7 @@ def read_jsonl(source: Source, tally: Tally) -> None:
             "result runs; give it as --history, or as check's --baseline"
         )
         return
+    long_line = first_long_line(source.path)  # a history needs no scan: it is refused
     if _holds_counts(first):
         from .table import read_jsonl_counts
 
