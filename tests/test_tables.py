@@ -618,11 +618,22 @@ def test_bad_counts_parquet_stops_the_build_with_exit_2(
 @pytest.mark.parametrize(
     ("lines", "expected"),
     [
-        ('{"task": "a", "successes": 5, "runs": 4}', "row 1, column 'successes': 5 is more"),
-        ('{"task": "a", "successes": "x", "runs": 4}', "row 1, column 'successes': expected a "),
+        ('{"task": "a", "successes": 5, "runs": 4}', "line 1, column 'successes': 5 is more"),
+        ('{"task": "a", "successes": "x", "runs": 4}', "line 1, column 'successes': expected a "),
         (
             '{"task": "a", "successes": 1, "runs": 4}\n{"task": "b", "successes": true, "runs": 4}',
-            "row 2, column 'successes': expected a whole number, got 'true'",
+            "line 2, column 'successes': expected a whole number, got 'true'",
+        ),
+        # Blank lines hold no record, but the message names the line an editor shows.
+        (
+            '{"task": "a", "successes": 1, "runs": 4}\n\n  \t\r\n{"task": "b", "successes": 5, '
+            '"runs": 4}',
+            "line 4, column 'successes': 5 is more than runs (4)",
+        ),
+        (
+            '\ufeff\n{"task": "a", "successes": 1, "runs": 4}\n\n{"task": "a", "successes": 1, '
+            '"runs": 4}',
+            "line 4: task 'a' already given at line 2",
         ),
         (
             '{"task": "a", "successes": true, "runs": 4}',
@@ -637,6 +648,16 @@ def test_bad_counts_jsonl_is_located(tmp_path: Path, lines: str, expected: str) 
     path.write_text(lines + "\n")
     message = user_error(path)
     assert f"{path}: " in message and expected in message, message
+
+
+def test_many_bad_counts_jsonl_lines_are_summed_up_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "counts.jsonl"
+    records = [json.dumps({"task": f"t{i}", "successes": 5, "runs": 4}) for i in range(30)]
+    path.write_text("\n\n".join(records) + "\n")  # a blank line after each record
+    message = user_error(path)
+    # The 5th record is on line 9; the first few are named, the rest counted.
+    assert f"{path}: line 9, column 'successes': 5 is more" in message, message
+    assert f"{path}: 25 more lines like line 9" in message, message
 
 
 def test_counts_accept_whole_numbers_written_as_decimals_and_empty_excluded(tmp_path: Path) -> None:

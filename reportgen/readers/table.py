@@ -41,6 +41,7 @@ from .base import (
     json_reason,
     unprintable,
 )
+from .jsonl import record_lines
 
 if TYPE_CHECKING:
     import duckdb
@@ -254,8 +255,27 @@ class _Check:
     message: Callable[[tuple[Any, ...]], str]
 
 
+@dataclass(frozen=True)
+class _Places:
+    """How a message names a record: "row 5" of a table; "line 7" of JSON lines, whose
+    blank lines hold no record but count as lines (`lines`: each record's line)."""
+
+    lines: list[int] | None = None
+
+    def __call__(self, row: int) -> str:
+        return f"row {row}" if self.lines is None else f"line {self.lines[row - 1]}"
+
+    @property
+    def plural(self) -> str:
+        return "rows" if self.lines is None else "lines"
+
+
 def _run_checks(
-    con: duckdb.DuckDBPyConnection, checks: list[_Check], tally: Tally, where: str
+    con: duckdb.DuckDBPyConnection,
+    checks: list[_Check],
+    tally: Tally,
+    where: str,
+    place: _Places,
 ) -> bool:
     """Counts every rule's offending rows in one pass; names the first few of each.
     Returns True when all rows pass."""
@@ -274,9 +294,12 @@ def _run_checks(
             f"SELECT _row, {check.values} FROM v WHERE {check.condition} "
             f"ORDER BY _row LIMIT {EXAMPLES}"
         ).fetchall()
-        found.extend((row[0], f"{where}: row {row[0]}, {check.message(row[1:])}") for row in rows)
+        found.extend(
+            (row[0], f"{where}: {place(row[0])}, {check.message(row[1:])}") for row in rows
+        )
         if count > len(rows):
-            more.append(f"{where}: {count - len(rows):,} more rows like row {rows[-1][0]}")
+            last = place(rows[-1][0])
+            more.append(f"{where}: {count - len(rows):,} more {place.plural} like {last}")
     for _, message in sorted(found, key=lambda item: item[0]):
         tally.problems.add(message)
     for message in more:
@@ -353,6 +376,7 @@ def _read_runs(
     source: Source,
     tally: Tally,
     where: str,
+    place: _Places,
 ) -> None:
     passed_name = cols.names["passed"]
     passed = _ident(passed_name)
@@ -382,7 +406,7 @@ def _read_runs(
         ),
         *_text_checks(cols, ("suite", "model", "category", "url")),
     ]
-    if not _run_checks(con, checks, tally, where):
+    if not _run_checks(con, checks, tally, where, place):
         return
     # Run order: by run id when every run of the task has one (whole numbers first, by
     # value, then the others as text: the JSONL reader's order), else by row.
@@ -403,7 +427,7 @@ def _read_runs(
     # A run id given twice for a task is an error, as in JSONL; only then are the
     # rows looked up, to name them.
     if any(row[-2] for row in tasks):
-        _duplicate_runs(con, tally, where, cols)
+        _duplicate_runs(con, tally, where, cols, place)
         return
     by_row: dict[tuple[str, str, str], str] = {}
     if any(row[-1] for row in tasks):
@@ -413,7 +437,7 @@ def _read_runs(
         key = (suite, model, task)
         codes = by_row.get(key, codes)
         tally.add_task(
-            f"{where}: row {first}",
+            f"{where}: {place(first)}",
             task,
             (passes, passes + fails, excluded),
             codes.encode("ascii").translate(_DIGITS),
@@ -460,7 +484,7 @@ def _urls(
 
 
 def _duplicate_runs(
-    con: duckdb.DuckDBPyConnection, tally: Tally, where: str, cols: _Columns
+    con: duckdb.DuckDBPyConnection, tally: Tally, where: str, cols: _Columns, place: _Places
 ) -> None:
     """Names the rows of each run id given twice for one task."""
     rows = con.execute(
@@ -470,8 +494,8 @@ def _duplicate_runs(
     ).fetchall()
     for task, run, rows_of in rows:
         tally.problems.add(
-            f"{where}: row {rows_of[1]}, column {cols.names['run']!r}: run {run!r} of task "
-            f"{task!r} appears twice (first at row {rows_of[0]})"
+            f"{where}: {place(rows_of[1])}, column {cols.names['run']!r}: run {run!r} of task "
+            f"{task!r} appears twice (first at {place(rows_of[0])})"
         )
 
 
@@ -479,7 +503,12 @@ def _duplicate_runs(
 
 
 def _read_counts(
-    con: duckdb.DuckDBPyConnection, cols: _Columns, source: Source, tally: Tally, where: str
+    con: duckdb.DuckDBPyConnection,
+    cols: _Columns,
+    source: Source,
+    tally: Tally,
+    where: str,
+    place: _Places,
 ) -> None:
     unreadable = [name for name in cols.types if name.lower() == UNREADABLE]
     raw_unreadable = _ident(unreadable[0]) if len(unreadable) == 1 else "0"
@@ -542,7 +571,7 @@ def _read_counts(
                 ),
             )
         )
-    if not _run_checks(con, checks, tally, where):
+    if not _run_checks(con, checks, tally, where, place):
         return
     successes, runs = cols.names["successes"], cols.names["runs"]
     relations = [
@@ -558,7 +587,7 @@ def _read_counts(
             _say(f"column {_braced(successes)}: {{0}} is more than runs ({{1}})"),
         ),
     ]
-    if not _run_checks(con, relations, tally, where):
+    if not _run_checks(con, relations, tally, where, place):
         return
     duplicates = con.execute(
         f"""SELECT task, list(_row ORDER BY _row) AS rows FROM v GROUP BY suite, model, task
@@ -566,7 +595,7 @@ def _read_counts(
     ).fetchall()
     for task, rows_of in duplicates:
         tally.problems.add(
-            f"{where}: row {rows_of[1]}: task {task!r} already given at row {rows_of[0]}"
+            f"{where}: {place(rows_of[1])}: task {task!r} already given at {place(rows_of[0])}"
         )
     if duplicates:
         return
@@ -579,7 +608,7 @@ def _read_counts(
         tally.problems.add(f"{where}: the table has column names but no rows: no tasks to count")
     for row, task, c, n, x, suite, model, category in rows:
         tally.add_counts(
-            f"{where}: row {row}",
+            f"{where}: {place(row)}",
             task,
             c,
             n,
@@ -651,7 +680,10 @@ def _read_table(
     open_sql: Callable[[str], list[str]],
     kind: str,
     explain: Callable[[], str | None] | None = None,
+    lines: Callable[[], list[int]] | None = None,
 ) -> None:
+    """Reads a table (or JSON lines) through DuckDB. `lines`, for JSON lines, gives each
+    record's line number, for messages to name lines rather than records."""
     import duckdb
 
     path = source.path
@@ -671,17 +703,23 @@ def _read_table(
             reason = located or f"cannot be read as {kind}: {_duckdb_reason(error)}"
             tally.problems.add(f"{where}: {reason}")
             return
+        place = _Places()
+        if lines is not None:
+            numbers = lines()
+            # Only when DuckDB skipped the same blank lines (it read len(numbers) records).
+            if con.execute("SELECT count(*) FROM src").fetchone() == (len(numbers),):
+                place = _Places(numbers)
         try:
             cols, score = _resolve(columns, source, where)
             if cols.get("successes") is not None and cols.get("runs") is not None:
                 if cols.get("task") is None:
                     raise _Bad(f"{where}: a table of counts needs a task column")
-                _read_counts(con, cols, source, tally, where)
+                _read_counts(con, cols, source, tally, where, place)
                 return
             missing = [f for f in ("task", "passed") if cols.get(f) is None]
             if missing:
                 raise _Bad(_missing_message(where, missing, columns, score))
-            _read_runs(con, cols, score, source, tally, where)
+            _read_runs(con, cols, score, source, tally, where, place)
         except _Bad as bad:
             message = str(bad)
             tally.problems.add(message if message.startswith(where) else f"{where}: {message}")
@@ -840,7 +878,7 @@ def read_parquet(source: Source, tally: Tally) -> None:
 
 def read_jsonl_counts(source: Source, tally: Tally) -> None:
     """JSONL of per-task counts, one object per line: {"task": ..., "successes": ..., "runs": ...}.
-    Rows are the file's records in order (blank lines not counted)."""
+    Messages name the line of each record (blank lines counted)."""
     _read_table(
         source,
         tally,
@@ -852,6 +890,7 @@ def read_jsonl_counts(source: Source, tally: Tally) -> None:
         ],
         "JSONL",
         lambda: _jsonl_problem(source.path),
+        lambda: record_lines(source.path),
     )
 
 
@@ -955,12 +994,14 @@ def _passed_given_as_null(path: Path, records: list[int]) -> bool:
     target = next(wanted, None)
     index = 0
     with path.open("rb") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
+                line = line.removeprefix(b"\xef\xbb\xbf")
             if not line.strip():
                 continue
             if index == target:
                 try:
-                    record = json_loads(line.removeprefix(b"\xef\xbb\xbf"))
+                    record = json_loads(line)
                 except ValueError:
                     return False
                 if not isinstance(record, dict) or "passed" not in record:
