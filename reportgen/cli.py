@@ -149,11 +149,13 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
         suite = estimate_suite(passed, runs_per_task, k, confidence)
     except EstimateError as error:  # pragma: no cover - the checks above come first
         raise UserError(str(error)) from None
-    check = None
+    check, every_run = None, None
     if len(pairs) >= 2 and not args.no_coverage:
         population = fit_population(passed, runs_per_task)
-        check = check_coverage(runs_per_task, k, population, confidence)
-    headline = choose_headline(check, suite.unbiased.estimate is not None)
+        every_run = population.every_run
+        if every_run is None:
+            check = check_coverage(runs_per_task, k, population, confidence)
+    headline = choose_headline(check, suite.unbiased.estimate is not None, every_run)
     if args.format == "json":
         out.write(json.dumps(estimate_json(suite, headline, check), indent=2) + "\n")
     else:

@@ -268,20 +268,22 @@ def build_report(
             # Tasks without a category form a cluster of their own.
             labels = [c if c else "(no category)" for c in categories]
             clustered = clustered_reliability(successes, runs, k, labels, confidence)
-        coverage = None
+        coverage, every_run = None, None
         if len(tasks) >= 2 and coverage_check:
             population = fit_population(successes, runs)
-            coverage = results.get(
-                "coverage",
-                CoverageCheck,
-                check_coverage,
-                runs,
-                k,
-                population,
-                confidence,
-                categories=labels,
-            )
-        headline = choose_headline(coverage, estimates.unbiased.estimate is not None)
+            every_run = population.every_run  # then there is nothing to simulate
+            if every_run is None:
+                coverage = results.get(
+                    "coverage",
+                    CoverageCheck,
+                    check_coverage,
+                    runs,
+                    k,
+                    population,
+                    confidence,
+                    categories=labels,
+                )
+        headline = choose_headline(coverage, estimates.unbiased.estimate is not None, every_run)
         lead = estimates.unbiased if headline.estimator == "unbiased" else estimates.plugin
         task_sd = lead.sd if lead.sd else DEFAULT_TASK_SD
         sets.append(

@@ -216,7 +216,6 @@ def coverage_text(check: CoverageCheck, headline: Headline) -> str:
         for i in check.intervals
         if i.coverage is not None
     ]
-    lead = "unbiased" if headline.estimator == "unbiased" else "plug-in"
     return (
         f"coverage of each {percent(check.confidence)} interval in {check.replicates} simulated "
         f"suites of this shape (seed {check.seed}):\n"
@@ -225,7 +224,15 @@ def coverage_text(check: CoverageCheck, headline: Headline) -> str:
             for name, value, note in rows
         )
         + "\n"
-        + textwrap.fill(f"headline: {lead}, because {headline.reason}", 88, subsequent_indent="  ")
+        + headline_text(headline)
+    )
+
+
+def headline_text(headline: Headline) -> str:
+    """Which estimate leads, and why."""
+    lead = "unbiased" if headline.estimator == "unbiased" else "plug-in"
+    return (
+        textwrap.fill(f"headline: {lead}, because {headline.reason}", 88, subsequent_indent="  ")
         + "\n"
     )
 
@@ -278,6 +285,8 @@ def estimate_text(
         text += "\n" + reliability_text(suite, headline)
         if check is not None and headline is not None:
             text += coverage_text(check, headline)
+        elif headline is not None:
+            text += headline_text(headline)  # and why, when there was no check to say it
     else:
         warnings.remove(ONE_TASK_WARNING)  # one task asked about: no suite block to qualify
     if warnings:
@@ -301,6 +310,8 @@ def summary_text(report: Report) -> str:
         block += reliability_text(s.estimates, s.headline)
         if s.coverage is not None:
             block += coverage_text(s.coverage, s.headline)
+        elif len(s.tasks) > 1:
+            block += headline_text(s.headline)
         block += warnings_text(set_warnings(s))
         blocks.append(block)
     intro = f"k = {report.k}; intervals at {percent(report.confidence)}\n\n"

@@ -282,6 +282,50 @@ def test_all_pass_suite_is_covered_trivially() -> None:
         assert interval.coverage == 1.0
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.integers(1, 12).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+        min_size=2,
+        max_size=8,
+    )
+)
+def test_only_a_suite_where_every_run_agrees_is_untestable(tasks: list[tuple[int, int]]) -> None:
+    successes, runs = [c for c, _ in tasks], [n for _, n in tasks]
+    every_run = fit_population(successes, runs).every_run
+    if all(c == n for c, n in tasks):
+        assert every_run == "passed"
+    elif all(c == 0 for c, _ in tasks):
+        assert every_run == "failed"
+    else:
+        assert every_run is None
+
+
+@pytest.mark.parametrize(("outcome", "word"), [(1, "passed"), (0, "failed")])
+def test_a_suite_where_every_run_agrees_is_not_called_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], outcome: int, word: str
+) -> None:
+    # Every simulated suite would pass (or fail) the same way: 100% coverage that
+    # tests nothing must not read as evidence for the headline.
+    suite = tmp_path / "same.yaml"
+    tasks = "".join(f"  - {{id: t{i}, successes: {outcome * 5}, runs: 5}}\n" for i in range(4))
+    suite.write_text(f"suite: same\ntasks:\n{tasks}")
+    site = tmp_path / "site"
+    assert main(["build", str(suite), "-o", str(site)]) == 0
+    rs = _report(site)["result_sets"][0]
+    assert rs["coverage"] is None
+    reason = rs["reliability_at_k"]["headline_reason"]
+    assert reason.startswith(f"every run of every task {word}, so simulated")
+    page = (site / rs["page"]).read_text()
+    assert f"leads because every run of every task {word}" in page
+    assert "How much to trust these intervals" not in page and "100.0% ±" not in page
+    argv = ["estimate", "--suite", *[f"{outcome * 5}/5"] * 4]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "coverage of" not in text
+    assert f"headline: unbiased, because every run of every task {word}" in text
+
+
 def test_k_above_some_runs_leaves_unbiased_unmeasured_and_plugin_leads() -> None:
     check = check_coverage([2, 10, 10, 10], 3, _population(2, 2), categories=list("aabb"))
     assert check.get("unbiased_t").coverage is None

@@ -24,18 +24,27 @@ def _share(value: float) -> str:
     return f"{decimals(value * 100, 1)}%"
 
 
-def choose_headline(check: CoverageCheck | None, unbiased_defined: bool) -> Headline:
+def choose_headline(
+    check: CoverageCheck | None, unbiased_defined: bool, every_run: str | None = None
+) -> Headline:
     """The estimate whose t interval is better calibrated in the coverage check.
 
     Calibration error is |coverage - level|. The unbiased estimate wins ties
     within Monte-Carlo noise (two standard errors of the difference): it is
     unbiased by construction, so with no evidence either way it is the safer
     claim. Without the unbiased value (a task with fewer than k runs) the
-    plug-in leads by necessity.
+    plug-in leads by necessity. `every_run` ("passed" or "failed") says why
+    there is no check: every run of every task did so.
     """
     if not unbiased_defined:
         return Headline(
             "plugin", "the unbiased estimate is undefined: it needs k runs of every task"
+        )
+    if every_run is not None:
+        return Headline(
+            "unbiased",
+            f"every run of every task {every_run}, so simulated suites cannot test the "
+            "intervals, and the unbiased estimate has no bias by construction",
         )
     if check is None:
         return Headline("unbiased", "it has no bias by construction")

@@ -51,6 +51,15 @@ class Population:
     concentration: float | None
 
     @property
+    def every_run(self) -> str | None:
+        """Says "passed" or "failed" when every task always does so (a point mass at 1 or
+        0): every suite simulated from it is then the same, its intervals of zero
+        width contain the truth trivially, and a coverage check measures nothing."""
+        if self.concentration is not None or self.mean not in (0.0, 1.0):
+            return None
+        return "passed" if self.mean == 1.0 else "failed"
+
+    @property
     def alpha(self) -> float | None:
         return None if self.concentration is None else self.mean * self.concentration
 
