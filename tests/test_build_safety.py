@@ -468,6 +468,42 @@ def test_symlink_in_theme_folders_is_refused(tmp_path: Path, flag: str) -> None:
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.parametrize(
+    ("flag", "name", "text", "expected"),
+    [
+        ("--templates", "index.html", b"\xff{% extends 'base.html' %}", "not UTF-8 text (byte 1)"),
+        ("--content", "faq.md", b"# FAQ\n\xfe\n", "not UTF-8 text (byte 7)"),
+        ("--templates", "index.html", b'{% include "index.html" %}', "includes, imports or"),
+        ("--templates", "set.html", b'{% extends "set.html" %}', "includes, imports or"),
+    ],
+)
+def test_a_theme_file_that_cannot_be_used_is_named(
+    tmp_path: Path, flag: str, name: str, text: bytes, expected: str
+) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / name).write_bytes(text)
+    status, err = cli("build", str(results), "-o", str(tmp_path / "site"), flag, str(theme))
+    assert status == 2 and "Traceback" not in err, err
+    assert f"{name}: " in err and expected in err, err
+    assert not (tmp_path / "site").exists()
+
+
+def test_content_pages_need_no_front_matter(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "plain.md").write_text("# Plain\n\nNo front matter.\n")
+    (content / "titled.md").write_text("---\ntitle: Titled\n---\n# Titled\n")
+    site = tmp_path / "site"
+    status, err = cli("build", str(results), "-o", str(site), "--content", str(content))
+    assert status == 0, err
+    for page, title in (("plain.html", "Page"), ("titled.html", "Titled")):
+        html = (site / page).read_text()
+        assert f"<title>{title} · " in html and 'name="description"' not in html
+
+
 def test_bidi_override_in_names_is_isolated(tmp_path: Path) -> None:
     name = "evil\u202eexe.txt"
     results = write_results(tmp_path / "r.jsonl", model=name, suite="s")

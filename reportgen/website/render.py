@@ -40,7 +40,7 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
-from ..errors import UserError
+from ..errors import UserError, os_reason
 from ..history import HISTORY_FILE, history_bytes
 from ..report import ComparisonReport, Report, SetReport, task_csv_rows
 from ..stats.coverage import COVERAGE_NAMES
@@ -172,9 +172,25 @@ def _table_label(before: str, number: int) -> str:
     return f"{heading}, table {number}"
 
 
+class _TextLoader(jinja2.FileSystemLoader):
+    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError as error:
+            files = (Path(folder) / template for folder in self.searchpath)
+            place = next((str(f) for f in files if f.is_file()), template)
+            raise UserError(
+                f"{place}: not UTF-8 text (byte {error.start + 1}); save the template as UTF-8"
+            ) from None
+
+
 def environment(theme: Theme) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(str(p)) for p in theme.templates]),
+        loader=jinja2.ChoiceLoader([_TextLoader(str(p)) for p in theme.templates]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,  # one build reads each template once; no stat per page
@@ -292,10 +308,17 @@ ContentTexts = dict[str, tuple[str, str]]
 
 def read_content(theme: Theme) -> ContentTexts:
     """Every content page's source and text, read once per build."""
-    return {
-        name: (str(path), path.read_text(encoding="utf-8"))
-        for name, path in theme.content_pages().items()
-    }
+    texts = {}
+    for name, path in theme.content_pages().items():
+        try:
+            texts[name] = (str(path), path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise UserError(
+                f"{path}: not UTF-8 text (byte {error.start + 1}); save the page as UTF-8"
+            ) from None
+        except OSError as error:
+            raise UserError(f"{path}: cannot read this content page: {os_reason(error)}") from None
+    return texts
 
 
 #: Rendered content pages of this process, by (text, site settings, source): their
@@ -534,6 +557,11 @@ class Renderer:
         except jinja2.UndefinedError as error:
             where = _template_place(error) or template
             raise UserError(f"{where}: template error: {error}") from None
+        except RecursionError:
+            raise UserError(
+                f"{template}: template error: it never finishes: a template includes, imports "
+                "or extends itself, directly or through others"
+            ) from None
         except (ArithmeticError, LookupError, TypeError, ValueError) as error:
             # An expression of the user's own templates failed ({{ 1/0 }}, "%d"|format("x")):
             # their mistake, told with its place rather than as a traceback. Raised from
