@@ -175,7 +175,7 @@ def _table_label(before: str, number: int) -> str:
 class _TextLoader(jinja2.FileSystemLoader):
     """A folder of templates; a file that is not UTF-8 text is the user's mistake, named."""
 
-    def get_source(
+    ) -> tuple[str, str, Callable[[], bool]]:
         self, environment: jinja2.Environment, template: str
     ) -> tuple[str, str | None, Callable[[], bool] | None]:
         try:
