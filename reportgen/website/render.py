@@ -175,9 +175,9 @@ def _table_label(before: str, number: int) -> str:
 class _TextLoader(jinja2.FileSystemLoader):
     """A folder of templates; a file that is not UTF-8 text is the user's mistake, named."""
 
-    ) -> tuple[str, str, Callable[[], bool]]:
+    def get_source(
         self, environment: jinja2.Environment, template: str
-    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+    ) -> tuple[str, str, Callable[[], bool]]:
         try:
             return super().get_source(environment, template)
         except UnicodeDecodeError as error:
