@@ -65,6 +65,10 @@ figures += [*sums[3].ravel(), *sums[150][:, ::37].ravel()]
 on_lattice = check_coverage([4] * 300, 3, population, replicates=200,
                             bootstrap_replicates=60, bootstrap_resamples=100)
 figures += [on_lattice.get("bootstrap").coverage]
+# The paired comparison's correlation between two models' per-task values.
+from reportgen.stats.compare import _pearson
+other = rng.binomial(runs, rng.beta(0.6, 0.4, 3000)) / runs
+figures += [_pearson(successes / runs, other), _pearson(successes[:77] / runs[:77], other[:77])]
 dispatched = [f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f)]
 print(json.dumps(dispatched))
 print([float(x).hex() for x in figures])

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from . import elementary
 from .estimate import (
     DEFAULT_CONFIDENCE,
     EstimateError,
@@ -151,12 +152,12 @@ def _pearson(x: FloatArray, y: FloatArray) -> float | None:
         return None
     dx = x - np.mean(x)
     dy = y - np.mean(y)
-    sxx = float(np.dot(dx, dx))
-    syy = float(np.dot(dy, dy))
+    sxx = float(elementary.dot(dx, dx))
+    syy = float(elementary.dot(dy, dy))
     if sxx == 0.0 or syy == 0.0:
         return None
     # Dividing by each root separately avoids underflow of sxx * syy.
-    r = float(np.dot(dx, dy)) / np.sqrt(sxx) / np.sqrt(syy)
+    r = float(elementary.dot(dx, dy)) / np.sqrt(sxx) / np.sqrt(syy)
     return float(min(max(r, -1.0), 1.0))
 
 
