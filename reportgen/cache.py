@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from . import __version__
+from . import code
 from .counts import EXCLUDED, PASS, ResultSet, TaskCounts
 from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
@@ -153,8 +153,8 @@ def folder_digest(folders: Iterable[Path]) -> str:
 
 
 def key(*parts: Any) -> str:
-    """A short hex key for any repr-able parts, salted with reportgen's version."""
-    text = repr((__version__, *parts)).encode("utf-8")
+    """A short hex key for any repr-able parts, salted with what made them (code.identity)."""
+    text = repr((code.identity(), *parts)).encode("utf-8")
     return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 

@@ -12,10 +12,13 @@ import json
 import random
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from reportgen import __version__, code
 from reportgen.build import build
 from reportgen.config import load_config
 
@@ -176,3 +179,39 @@ def test_a_template_that_cannot_be_followed_is_always_rendered(project: Path) ->
     build(load_config(config_path))
     pages = list((project / "site").glob("sets/*/tasks/*.html"))
     assert pages and all("<p>second</p>" in p.read_text() for p in pages)
+
+
+def test_changed_reportgen_code_keeps_nothing(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An editable install keeps its version number across a `git pull`: pages the
+    # new code would write differently must not be kept because the version agrees.
+    config_path = project / "reportgen.yaml"
+    first = build(load_config(config_path))
+    again = build(load_config(config_path))
+    assert again.reused.startswith("nothing changed")
+    monkeypatch.setattr(code, "identity", lambda: "0.1.0+other-source")
+    after = build(load_config(config_path))
+    assert "nothing changed" not in after.reused
+    assert _kept_pages(after.reused) == 0 and "parsed inputs" not in after.reused
+    assert after.pages == first.pages
+
+
+def test_code_identity_follows_the_source(tmp_path: Path) -> None:
+    identity = code.identity()
+    assert identity.startswith(__version__ + "+") and identity == code.identity()
+    # A copy of the package with one changed line has another identity.
+    copy = tmp_path / "reportgen"
+    shutil.copytree(ROOT / "reportgen", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    views = copy / "views.py"
+    views.write_text(views.read_text() + "\n# changed\n")
+    probe = "import reportgen.code as c; print(c.identity())"
+
+    def identity_of(root: Path) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, cwd=root, check=True
+        )
+        return done.stdout.strip()
+
+    assert identity_of(ROOT) == identity
+    assert identity_of(tmp_path) != identity

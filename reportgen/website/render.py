@@ -38,7 +38,7 @@ import jinja2.meta
 import orjson
 from markupsafe import Markup, escape
 
-from .. import __version__
+from .. import __version__, code
 from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import UserError, os_reason
 from ..history import HISTORY_FILE, history_bytes
@@ -582,7 +582,7 @@ class Renderer:
         report = self.report
         history = report.history
         return _digest(
-            __version__,
+            code.identity(),
             self.site,
             self.options,
             self.nav,
@@ -1030,12 +1030,12 @@ def run_strip(task: TaskCounts) -> Markup:
     if not task.urls:
         return Markup("".join(map(_PLAIN_CELLS.__getitem__, task.codes)))
     parts = []
-    for i, code in enumerate(task.codes):
+    for i, outcome in enumerate(task.codes):
         url = _safe_url(task.urls.get(i))
         if url is None:
-            parts.append(_PLAIN_CELLS[code])
+            parts.append(_PLAIN_CELLS[outcome])
             continue
-        cls, symbol, label = _CELLS[code]
+        cls, symbol, label = _CELLS[outcome]
         parts.append(
             f'<li class="{cls}"><a href="{escape(url)}" rel="nofollow noopener" '
             f'title="run {i + 1} transcript">{symbol}'

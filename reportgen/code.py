@@ -1,0 +1,36 @@
+"""What a cached piece was made by: reportgen's version and source, and the libraries
+that shape its pages.
+
+An editable install (`make` sets one up) keeps its version number across a `git
+pull`, and so does a wheel rebuilt from changed code: a cache keyed by the version
+alone kept pages the new code would write differently. The source is a few hundred
+kilobytes, hashed once per process in about a millisecond.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+
+#: Libraries whose upgrade may change a page (the numbers' libraries key the stored
+#: results, results.py; the charts' key the charts, website/charts.py).
+PAGE_LIBRARIES = ("jinja2", "markdown-it-py", "markupsafe")
+
+
+@functools.cache
+def identity() -> str:
+    """reportgen's version with a hash of its own files and its page libraries' versions."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.blake2b(digest_size=12)
+    for path in sorted([*package.rglob("*.py"), package / "report.schema.json"]):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    for library in PAGE_LIBRARIES:
+        try:
+            digest.update(f"\0{library} {metadata.version(library)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"\0{library} missing".encode())
+    return f"{__version__}+{digest.hexdigest()}"
