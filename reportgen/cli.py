@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import signal
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -419,6 +420,16 @@ def _run_serve(args: argparse.Namespace, out: TextIO) -> int:
     port = _whole_number("--port", args.port, 0)
     if port > 65535:
         raise UserError(f"--port: {port} is not a port number (0 to 65535)")
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # as Ctrl-C: a rebuild under way cleans up after itself
+
+    # A closed terminal (SIGHUP) or `kill` (SIGTERM) would otherwise end the process
+    # at once, leaving a half-staged site beside the output.
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, stop)
     serve(lambda: _config_for(args), port, sys.stderr, force=args.force)
     return EXIT_OK  # pragma: no cover - serve runs until interrupted
 
@@ -769,10 +780,15 @@ def _serve_command(commands: Commands) -> None:
         "serve",
         help=_HELP["serve"],
         description="Build the report, serve it on 127.0.0.1 for preview, and rebuild whenever "
-        "an input file, the config, a template or a content file changes.",
+        "an input file, the config, the history, a template or a content file changes. Open "
+        "pages reload by themselves after each rebuild; a failed build keeps the last good "
+        "site served and shows its located error over the page. Only 127.0.0.1 is bound: "
+        "the preview is for this machine.",
     )
     _input_options(parser)
-    parser.add_argument("--port", default="8000", metavar="N", help="port (default 8000)")
+    parser.add_argument(
+        "--port", default="8000", metavar="N", help="port (default 8000; 0 picks a free one)"
+    )
     parser.add_argument(
         "--output", "-o", type=Path, metavar="DIR", help="output folder (default site)"
     )

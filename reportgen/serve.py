@@ -5,9 +5,15 @@ the loopback address. Changes are found by polling file times, which needs no
 extra dependency and works the same on every system.
 
 Open pages reload by themselves: HTML is rewritten on its way out (never on
-disk) to load a small script that asks the server every quarter second whether
+disk) to load a small script that asks the server ten times a second whether
 a build has finished since the page was sent. A failed build keeps the last
 good site served and lays the located message over the open page.
+
+Served pages keep the built site's Content-Security-Policy, with one source
+added for the server's own script and its state URL (a nonce and that URL, not
+'self'): a page whose own scripts the published site would block is blocked
+here too. Requests must name this machine in their Host header, so a page of
+another site whose name was pointed at 127.0.0.1 (DNS rebinding) reads nothing.
 """
 
 from __future__ import annotations
@@ -16,9 +22,12 @@ import functools
 import io
 import json
 import re
+import secrets
 import threading
 import time
+import traceback
 from collections.abc import Callable
+from html import unescape
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,7 +38,7 @@ from .errors import Problems, UserError, os_reason
 from .readers.folder import walk
 from .terminal import terminal_safe
 from .website.render import Theme
-from .website.write import remove_tree
+from .website.write import MARKER, remove_tree
 
 Snapshot = dict[str, tuple[int, int]]
 
@@ -84,7 +93,9 @@ LIVE_SCRIPT = """\
 })();
 """.replace("__PREFIX__", LIVE_PREFIX).replace("__POLL_MS__", str(POLL_MS))
 
-_CSP = re.compile(rb'(<meta http-equiv="Content-Security-Policy" content=")([^"]*)(")')
+_META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
+_CSP_EQUIV = re.compile(rb"""http-equiv\s*=\s*["']?content-security-policy["'\s>/]""", re.I)
+_CONTENT = re.compile(rb"""(\bcontent\s*=\s*)(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 
 
 def watched_paths(config: Config) -> list[Path]:
@@ -93,8 +104,7 @@ def watched_paths(config: Config) -> list[Path]:
         config.templates, config.content, (config.named("templates"), config.named("content"))
     )
     paths = [s.path for s in config.result_sets] + theme.templates + theme.content
-    if config.path is not None:
-        paths.append(config.path)
+    paths += [p for p in (config.path, config.history) if p is not None]
     return paths
 
 
@@ -113,21 +123,47 @@ def snapshot(paths: list[Path]) -> Snapshot:
     return state
 
 
-def with_live_reload(html: bytes, build_number: int) -> bytes:
-    """A served page: the live-reload script added, and its CSP letting it run.
+def allow_live_reload(policy: str, nonce: str, state_url: str) -> str:
+    """A Content-Security-Policy that also lets the live-reload script (by its nonce)
+    run and ask `state_url`, and nothing else that the policy did not already allow."""
+    directives: dict[str, list[str]] = {}
+    for part in policy.split(";"):
+        words = part.split()
+        if words:
+            directives.setdefault(words[0].lower(), words[1:])  # the first one counts
+    for name, source in (("script-src", f"'nonce-{nonce}'"), ("connect-src", state_url)):
+        if name not in directives and "default-src" not in directives:
+            continue  # not restricted at all
+        sources = directives.get(name, directives.get("default-src", []))
+        directives[name] = [s for s in sources if s.lower() != "'none'"] + [source]
+    return "; ".join(" ".join([name, *sources]) for name, sources in directives.items())
 
-    Only what the server sends changes; the built page on disk keeps
-    `script-src 'none'` (or the calculator's 'self').
+
+def with_live_reload(html: bytes, build_number: int, state_url: str) -> bytes:
+    """A served page: the live-reload script added, and its CSP letting that run.
+
+    Only what the server sends changes; the built page on disk keeps its policy.
     """
+    nonce = secrets.token_urlsafe(16)
 
-    def allow(match: re.Match[bytes]) -> bytes:
-        policy = match.group(2).replace(b"script-src 'none'", b"script-src 'self'")
-        if b"connect-src" not in policy:
-            policy += b"; connect-src 'self'"
-        return match.group(1) + policy + match.group(3)
+    def allow(meta: re.Match[bytes]) -> bytes:
+        tag = meta.group(0)
+        content = _CONTENT.search(tag)
+        if not _CSP_EQUIV.search(tag) or content is None:
+            return tag
+        quote = b'"' if content.group(2) is not None else b"'"
+        policy = (content.group(2) if content.group(2) is not None else content.group(3)).decode(
+            "utf-8", "replace"
+        )
+        value = allow_live_reload(unescape(policy), nonce, state_url)
+        escaped = value.replace("&", "&amp;").replace(quote.decode(), f"&#{ord(quote)};")
+        start, end = content.span()
+        return tag[:start] + content.group(1) + quote + escaped.encode() + quote + tag[end:]
 
-    html = _CSP.sub(allow, html, count=1)
-    tag = f'<script src="{LIVE_PREFIX}live.js" data-build="{build_number}"></script>'.encode()
+    html = _META.sub(allow, html)
+    tag = (
+        f'<script src="{LIVE_PREFIX}live.js" nonce="{nonce}" data-build="{build_number}"></script>'
+    ).encode()
     end = html.rfind(b"</body>")
     return html + tag if end < 0 else html[:end] + tag + html[end:]
 
@@ -145,7 +181,22 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         super().end_headers()
 
+    def _host(self) -> str | None:
+        """The Host header when it names this server (or is absent), else None."""
+        host = self.headers.get("Host")
+        port = self.preview.port
+        if host is None:
+            return f"127.0.0.1:{port}"
+        return host if host.lower() in (f"127.0.0.1:{port}", f"localhost:{port}") else None
+
+    def _state_url(self) -> str:
+        return f"http://{self._host()}{LIVE_PREFIX}state"
+
     def send_head(self) -> Any:
+        if self._host() is None:
+            # Another site's page whose name now points here (DNS rebinding).
+            super().send_error(403, "unknown host: open this preview at 127.0.0.1")
+            return None
         url_path = self.path.split("?", 1)[0].split("#", 1)[0]
         if url_path.startswith(LIVE_PREFIX):
             return self._send_live(url_path.removeprefix(LIVE_PREFIX))
@@ -157,6 +208,9 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             return None
         page = Path(local)
         try:
+            if url_path.endswith("/") and not page.is_dir():
+                self.send_error(404)  # a file asked for as a folder
+                return None
             if page.is_dir() and url_path.endswith("/"):
                 page = page / "index.html"
             html = page.read_bytes() if page.suffix == ".html" and page.is_file() else None
@@ -166,8 +220,13 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             self.send_error(404)
             return None
         if html is not None:
-            return self._send(with_live_reload(html, self.preview.build_number), "text/html")
+            page_html = with_live_reload(html, self.preview.build_number, self._state_url())
+            return self._send(page_html, "text/html")
         return super().send_head()
+
+    def list_directory(self, path: Any) -> None:
+        # A published site lists no folders (GitHub Pages answers 404): neither does this.
+        self.send_error(404)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # A missing page looks as it will once published: the site's own 404 page.
@@ -179,7 +238,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         if body is None:
             super().send_error(code, message, explain)
             return
-        body = with_live_reload(body, self.preview.build_number)
+        body = with_live_reload(body, self.preview.build_number, self._state_url())
         self.send_response(404, message)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -220,7 +279,9 @@ class PreviewServer:
         self.build_number = 0
         #: The last build's located errors, shown over open pages; empty when it worked.
         self.problems: list[str] = []
-        handler = self._handler(self.config.output)
+        #: The folder being served: the output of the last build that worked.
+        self.served = self.config.output
+        handler = self._handler(self.served)
         try:
             # Before the build, so a busy port is reported at once.
             self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
@@ -238,6 +299,10 @@ class PreviewServer:
 
     def _handler(self, folder: Path) -> Callable[..., _QuietHandler]:
         return functools.partial(_QuietHandler, directory=str(folder), preview=self)
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
 
     @property
     def url(self) -> str:
@@ -259,27 +324,40 @@ class PreviewServer:
         except UserError:
             paths = []
         state = snapshot(paths)
-        if state == self.state:
+        # A site deleted by hand is built again (after a failed build it stays gone
+        # until the next edit, rather than being built again on every look).
+        gone = not self.problems and not (self.served / MARKER).is_file()
+        if state == self.state and not gone:
             return False
         self.state = state
-        print("change detected, rebuilding", file=self.log)
+        print("change detected, rebuilding" if not gone else "site gone, rebuilding", file=self.log)
         retired: list[Path] = []
         try:
-            served = self.config.output
             self.config = self.load()
+            # What this build reads, as it is before the build starts: a file saved
+            # while it runs differs from this at the next look, and is built then.
+            self.state = snapshot(watched_paths(self.config))
             self._build(retired)
-            if self.config.output != served:
+            if self.config.output != self.served:
                 # `output:` changed in the config: serve the folder now built, or every
                 # later edit would go where nobody looks.
-                self.server.RequestHandlerClass = self._handler(self.config.output)
-                print(terminal_safe(f"serving {self.config.output} now"), file=self.log)
-            self.state = snapshot(watched_paths(self.config))
+                self.served = self.config.output
+                self.server.RequestHandlerClass = self._handler(self.served)
+                print(terminal_safe(f"serving {self.served} now"), file=self.log)
             self.problems = []
         except UserError as error:
             # Keep serving the last good site; the user fixes the input and saves again.
             for line in error.problems:
                 print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
             self.problems = list(error.problems)
+        except Exception as error:  # a bug must not end the preview
+            # reportgen's own bug: said with its traceback (for a report), and the last
+            # good site stays served, as for a mistake in the input.
+            traceback.print_exc(file=self.log)
+            self.problems = [
+                f"reportgen failed unexpectedly ({type(error).__name__}: {error}); this is "
+                "a bug in reportgen: the traceback is in the terminal"
+            ]
         finally:
             # Open pages reload once the number moves; the previous site, moved aside,
             # is removed after that: 20,000 pages took 1.6-3 s here, which the reload

@@ -477,8 +477,15 @@ def test_item9_serve_get_nul(tmp_path: Path) -> None:
     assert "Traceback" not in errors.getvalue()
 
 
-def _interrupted(argv: list[str], wait_for: Path | None, delay: float, env: dict[str, str]) -> str:
-    """Start a command in its own process group, Ctrl-C the group, return its stderr."""
+def _interrupted(
+    argv: list[str],
+    wait_for: Path | None,
+    delay: float,
+    env: dict[str, str],
+    sent: signal.Signals = signal.SIGINT,
+) -> str:
+    """Start a command in its own process group, Ctrl-C the group (or send it `sent`),
+    return its stderr."""
     process = subprocess.Popen(
         argv, stderr=subprocess.PIPE, start_new_session=True, env={**os.environ, **env}
     )
@@ -486,7 +493,7 @@ def _interrupted(argv: list[str], wait_for: Path | None, delay: float, env: dict
     while wait_for is not None and not wait_for.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(delay)
-    os.killpg(process.pid, signal.SIGINT)
+    os.killpg(process.pid, sent)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     return err.decode()
@@ -547,6 +554,25 @@ def test_item9_ctrl_c_in_parallel_page_rendering(tmp_path: Path) -> None:
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert err.strip().endswith("reportgen: interrupted")
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP])
+def test_serve_stopped_by_kill_or_a_closed_terminal_cleans_up(
+    tmp_path: Path, sent: signal.Signals
+) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(f'{{"task": "t{i}", "passed": true}}\n' for i in range(40)))
+    started = tmp_path / "started"
+    argv = [sys.executable, "-c", _SLOW_RENDER, str(started), "serve", str(runs)]
+    argv += ["-o", str(tmp_path / "site"), "--port", "0"]
+    err = _interrupted(argv, started, 0.3, {}, sent)
+    assert "Traceback" not in err and err.strip().endswith("reportgen: interrupted")
+    # No half-staged site beside the output (the cache of parsed inputs may stay).
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".reportgen-cache",
+        "runs.jsonl",
+        "started",
+    ]
 
 
 # ------------------------------------------------ item 10: silently wrong, now said

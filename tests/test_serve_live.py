@@ -5,8 +5,11 @@ The built site on disk never carries the live-reload script."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,8 +17,9 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
-from reportgen.config import load_config
-from reportgen.serve import LIVE_PREFIX, PreviewServer, with_live_reload
+from reportgen.config import Config, load_config
+from reportgen.readers import Source
+from reportgen.serve import LIVE_PREFIX, PreviewServer, allow_live_reload, with_live_reload
 
 from .browser_util import CHROMIUM_ARGS, find_chromium, unavailable
 from .conftest import ROOT
@@ -120,26 +124,71 @@ def test_open_page_follows_edits_errors_and_fixes(
     assert LIVE_PREFIX not in on_disk and "script-src 'none'" in on_disk
 
 
-def test_served_pages_get_the_script_and_a_policy_that_allows_it() -> None:
+STATE = "http://127.0.0.1:8000/__reportgen__/state"
+
+
+def test_served_pages_get_the_script_and_a_policy_that_allows_only_it() -> None:
     built = (
         b'<html><head><meta http-equiv="Content-Security-Policy" content="default-src '
         b"'none'; script-src 'none'\"></head><body><p>hi</p></body></html>"
     )
-    served = with_live_reload(built, 7)
+    served = with_live_reload(built, 7, STATE)
     assert served.count(b"<script") == 1
-    assert b'data-build="7"></script></body>' in served
-    assert b"script-src 'self'" in served and b"connect-src 'self'" in served
-    assert b"script-src 'none'" not in served
-    # A page without a body element still gets the script, at the end.
-    assert with_live_reload(b"<p>bare</p>", 1).endswith(b"</script>")
+    nonce = re.search(
+        rb'<script src="/__reportgen__/live.js" nonce="([^"]+)" data-build="7">', served
+    )
+    assert nonce is not None and served.endswith(b"</script></body></html>")
+    policy = (
+        f"default-src 'none'; script-src 'nonce-{nonce.group(1).decode()}'; connect-src {STATE}"
+    )
+    assert f'content="{policy}"'.encode() in served
+    # Each response its own nonce; a page without a body gets the script at the end.
+    assert with_live_reload(built, 7, STATE) != served
+    assert with_live_reload(b"<p>bare</p>", 1, STATE).endswith(b"</script>")
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        # The site's pages, and its calculator (which runs its own script).
+        (
+            "default-src 'none'; script-src 'none'",
+            "default-src 'none'; script-src N; connect-src S",
+        ),
+        (
+            "default-src 'none'; script-src 'self'",
+            "default-src 'none'; script-src 'self' N; connect-src S",
+        ),
+        # Written by a theme: only default-src; connect-src 'none'; no limit at all.
+        ("default-src 'self'", "default-src 'self'; script-src 'self' N; connect-src 'self' S"),
+        ("script-src 'none'; connect-src 'none'", "script-src N; connect-src S"),
+        ("img-src 'self'", "img-src 'self'"),
+        ("script-src 'none'; script-src *", "script-src N"),  # the first one counts
+    ],
+)
+def test_the_policy_gains_only_the_live_script_and_its_state_url(
+    policy: str, expected: str
+) -> None:
+    assert allow_live_reload(policy, "n0", "S") == expected.replace("N", "'nonce-n0'")
+
+
+def test_a_policy_written_another_way_is_still_found() -> None:
+    # Attributes in another order, single quotes, other case: still the policy.
+    built = (
+        b"<head><META content='default-src &#39;none&#39;' HTTP-EQUIV='Content-Security-Policy'>"
+        b'<meta name="description" content="script-src \'none\' is just text here"></head><body>'
+    )
+    served = with_live_reload(built, 1, STATE)
+    nonce = re.search(rb'nonce="([^"]+)"', served)
+    assert nonce is not None
+    assert (
+        f"content='default-src &#39;none&#39;; script-src &#39;nonce-{nonce.group(1).decode()}"
+        f"&#39;; connect-src {STATE}'"
+    ).encode() in served
+    assert b"content=\"script-src 'none' is just text here\"" in served
 
 
 def test_serve_follows_a_changed_output_folder(tmp_path: Path) -> None:
-    import urllib.request
-
-    from reportgen.config import Config
-    from reportgen.readers import Source
-
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
     configs = [Config(output=tmp_path / "site", title="First", result_sets=[Source(runs)])]
@@ -160,3 +209,118 @@ def test_serve_follows_a_changed_output_folder(tmp_path: Path) -> None:
         assert f"serving {tmp_path / 'site2'} now" in log.getvalue()
     finally:
         preview.stop()
+
+
+def _get(url: str, host: str | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers={"Host": host} if host else {})
+    try:
+        with urllib.request.urlopen(request) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[tuple[PreviewServer, list[Config], Path]]:
+    """A preview of a two-task file, its configs (the last one is loaded) and the file."""
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
+    configs = [Config(output=tmp_path / "site", title="First", result_sets=[Source(runs)])]
+    preview = PreviewServer(lambda: configs[-1], 0, io.StringIO())
+    preview.start()
+    yield preview, configs, runs
+    preview.stop()
+
+
+def test_only_this_machine_by_name_is_answered(
+    small: tuple[PreviewServer, list[Config], Path],
+) -> None:
+    preview = small[0]
+    port = preview.port
+    assert _get(preview.url)[0] == 200
+    assert _get(preview.url, f"localhost:{port}")[0] == 200
+    # A page of another site whose name was pointed at 127.0.0.1 (DNS rebinding).
+    for path in ("", "report.json", "__reportgen__/state"):
+        status, body = _get(preview.url + path, f"attacker.example:{port}")
+        assert status == 403 and "reliability" not in body
+    assert _get(preview.url, f"127.0.0.1:{port + 1}")[0] == 403
+
+
+def test_folders_are_not_listed_and_files_are_not_folders(
+    small: tuple[PreviewServer, list[Config], Path],
+) -> None:
+    preview = small[0]
+    for path in ("assets/", "sets/", "index.html/", "report.json/"):
+        status, body = _get(preview.url + path)
+        assert status == 404 and "Directory listing" not in body, path
+    assert _get(preview.url + "sets")[0] == 404  # redirected to sets/, then 404
+
+
+def test_a_save_during_a_rebuild_is_built_after_it(
+    small: tuple[PreviewServer, list[Config], Path],
+) -> None:
+    preview, _, runs = small
+    build_once = preview._build
+
+    def build_then_save(retired: list[Path] | None = None) -> None:
+        build_once(retired)
+        runs.write_text(runs.read_text() + '{"task": "late", "passed": true}\n')
+
+    preview._build = build_then_save  # type: ignore[method-assign]
+    runs.write_text(runs.read_text() + '{"task": "c", "passed": true}\n')
+    assert preview.check_once()
+    preview._build = build_once  # type: ignore[method-assign]
+    assert preview.check_once()  # the save made while the first rebuild ran
+    assert '"late"' in (preview.served / "report.json").read_text()
+    assert not preview.check_once()
+
+
+def test_the_history_file_is_watched(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
+    history = tmp_path / "history.jsonl"
+    config = Config(output=tmp_path / "site", result_sets=[Source(runs)], history=history)
+    config.label = "now"
+    preview = PreviewServer(lambda: config, 0, io.StringIO())
+    preview.start()
+    try:
+        history.write_text((preview.served / "history.jsonl").read_text())
+        assert preview.check_once()
+    finally:
+        preview.stop()
+
+
+def test_a_bug_or_a_failing_new_folder_does_not_end_or_strand_the_preview(
+    small: tuple[PreviewServer, list[Config], Path], tmp_path: Path
+) -> None:
+    preview, configs, runs = small
+    build_once = preview._build
+
+    def crash(retired: list[Path] | None = None) -> None:
+        raise RuntimeError("a bug")
+
+    preview._build = crash  # type: ignore[method-assign]
+    runs.write_text(runs.read_text() + '{"task": "c", "passed": true}\n')
+    assert preview.check_once()
+    assert preview.problems and "bug in reportgen" in preview.problems[0]
+    assert _get(preview.url)[0] == 200  # the last good site, still served
+    preview._build = build_once  # type: ignore[method-assign]
+    # `output:` changes while the build fails; once it works, that folder is served.
+    missing = Source(tmp_path / "missing.jsonl")
+    configs.append(Config(output=tmp_path / "site3", title="Third", result_sets=[missing]))
+    runs.write_text(runs.read_text() + '{"task": "d", "passed": true}\n')
+    assert preview.check_once() and preview.problems
+    assert not preview.check_once()  # nothing changed since: not built again
+    missing.path.write_text(runs.read_text())  # the file the config names, now there
+    assert preview.check_once() and not preview.problems
+    assert "<h1>Third</h1>" in _get(preview.url)[1]
+
+
+def test_a_site_deleted_by_hand_is_built_again(
+    small: tuple[PreviewServer, list[Config], Path],
+) -> None:
+    preview = small[0]
+    shutil.rmtree(preview.served)
+    assert preview.check_once()
+    assert _get(preview.url)[0] == 200
+    assert not preview.check_once()

@@ -975,8 +975,13 @@ def _worker_count(pages: int) -> int:
 
 def _ignore_interrupts() -> None:
     # Ctrl-C reaches every process of the terminal's group: the build stops in the
-    # parent, which says so once; without this each worker printed a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # parent, which says so once; without this each worker printed a traceback. So do
+    # a closed terminal's SIGHUP and a `kill` of the group, which `serve` turns into
+    # the same interruption.
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, signal.SIG_IGN)
 
 
 def _template_place(error: BaseException, within: list[Path] | None = None) -> str | None:
