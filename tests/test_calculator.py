@@ -600,6 +600,37 @@ def test_bad_input_is_named_next_to_its_field(context: BrowserContext, example_s
     assert not watched.problems, watched.problems
 
 
+def test_edge_results_read_as_the_command_line_says_them(
+    context: BrowserContext, example_site: Path
+) -> None:
+    page = context.new_page()
+    watched = Watched(page)
+    page.goto(file_url(example_site))
+    # A link names the result shown, never one a bad field has replaced.
+    assert page.get_attribute("#task-link", "href")
+    page.fill("#task-n", "0")
+    assert "Fix the marked field" in page.inner_text("#task-result")
+    assert page.get_attribute("#task-link", "href") is None
+    page.fill("#task-n", "1")
+    page.fill("#task-c", "1")
+    page.fill("#task-k", "1")
+    text = page.inner_text("#task-result")
+    assert page.get_attribute("#task-link", "href") == "?c=1&n=1&k=1&level=0.95"
+    assert "1 of 1 run passed" in text and "the chance that one of these runs" in text
+    # Every task alike: a zero-width interval is not certainty (as estimate warns).
+    page.fill("#suite-list", "20/20\n20/20")
+    text = page.inner_text("#suite-result")
+    assert "[1.000, 1.000]" in text and "not that reliability@3 is known exactly" in text
+    page.fill("#suite-list", "19/20\n20/20\n4/5")
+    assert "not that reliability@3" not in page.inner_text("#suite-result")
+    assert "which the calculator leads with" in page.inner_text("#suite-result")
+    # Two tasks cannot detect any difference at this target: said as `plan` says it.
+    page.fill("#plan-target", "0.05")
+    page.fill("#plan-tasks", "2")
+    assert "none, not even the largest possible (1)" in page.inner_text("#plan-result")
+    assert not watched.problems, watched.problems
+
+
 HOSTILE = [
     "",
     " ",

@@ -1063,3 +1063,60 @@ def test_page_count_matches_the_pages_a_build_writes() -> None:
     assert page_count(report, Theme.from_folders(None, None)) == sum(
         1 for _ in golden.rglob("*.html")
     )
+
+
+def _suite_site(tmp_path: Path, counts: list[tuple[int, int]], *flags: str) -> Path:
+    suite = tmp_path / "suite.yaml"
+    tasks = "".join(
+        f"  - {{id: t{i}, successes: {c}, runs: {n}}}\n" for i, (c, n) in enumerate(counts)
+    )
+    suite.write_text(f"suite: s\ntasks:\n{tasks}")
+    site = tmp_path / "site"
+    assert main(["build", str(suite), "-o", str(site), *flags]) == 0
+    return site
+
+
+def _text(page: Path) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page.read_text())))
+
+
+@pytest.mark.parametrize(
+    ("counts", "spread"),
+    [
+        (
+            [(5, 5)] * 4,
+            "assume the widest spread values between 0 and 1 can have (sd 0.500), "
+            "since this suite's tasks do not spread at all",
+        ),
+        (
+            [(1, 4)],
+            "assume the widest spread values between 0 and 1 can have (sd 0.500), "
+            "since this suite's single task has no spread",
+        ),
+        ([(1, 4), (4, 4), (2, 4)], "use this suite's spread of pass^3 across tasks (sd "),
+    ],
+)
+def test_planning_says_where_its_task_spread_comes_from(
+    tmp_path: Path, counts: list[tuple[int, int]], spread: str
+) -> None:
+    text = _text(_suite_site(tmp_path, counts) / "sets" / "s" / "index.html")
+    assert spread in text
+    if len(counts) == 1:
+        assert "needs at least 2 shared tasks" in text and "With these" not in text
+        assert (
+            "Forest plot of 1 task."
+            in (tmp_path / "site" / "sets" / "s" / "index.html").read_text()
+        )
+        assert "1 of 1 task (100.0%) is flaky" in text
+    else:
+        assert f"With these {len(counts)} tasks, a comparison" in text
+
+
+def test_k_of_one_reads_as_one_run(tmp_path: Path) -> None:
+    site = _suite_site(tmp_path, [(0, 1), (3, 4)], "-k", "1")
+    assert "the chance that one run of a task passes." in _text(site / "index.html")
+    task = _text(site / "sets" / "s" / "tasks" / "t0.html")
+    assert "0 of 1 evaluated run passed" in task
+    other = _text(site / "sets" / "s" / "tasks" / "t1.html")
+    assert "the chance that one of these runs, drawn at random, passed." in other
+    assert "the same chance, as one run is all there is to pass." in other

@@ -50,19 +50,6 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | str]]:
                 yield number, line
 
 
-def record_lines(path: Path) -> list[int]:
-    """The line number of each record, in order: the lines that are not blank (after a
-    byte-order mark on the first), as DuckDB numbers a file's records."""
-    numbers = []
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            if line.strip():
-                numbers.append(number)
-    return numbers
-
-
 def first_long_line(path: Path) -> int | None:
     """The number of the first line longer than MAX_LINE_BYTES, if any.
 

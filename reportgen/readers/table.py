@@ -41,7 +41,6 @@ from .base import (
     json_reason,
     unprintable,
 )
-from .jsonl import record_lines
 
 if TYPE_CHECKING:
     import duckdb
@@ -890,8 +889,21 @@ def read_jsonl_counts(source: Source, tally: Tally) -> None:
         ],
         "JSONL",
         lambda: _jsonl_problem(source.path),
-        lambda: record_lines(source.path),
+        lambda: _record_lines(source.path),
     )
+
+
+def _record_lines(path: Path) -> list[int]:
+    """The line number of each record, in order: the lines that are not blank (after a
+    byte-order mark on the first), as DuckDB numbers a file's records."""
+    numbers = []
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1:
+                line = line.removeprefix(b"\xef\xbb\xbf")
+            if line.strip():
+                numbers.append(number)
+    return numbers
 
 
 def _jsonl_problem(path: Path) -> str | None:

@@ -228,8 +228,9 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     else:
         title = f"pass^{k} per task with {level} intervals, least reliable first"
     description = (
-        f"Forest plot of {len(rows)} tasks. Each row is a task; the diamond is its plug-in "
-        f"pass^{k} and the bar its {level} interval. The same numbers are in the task table."
+        f"Forest plot of {counted(len(rows), 'task', 'tasks')}. Each row is a task; the diamond "
+        f"is its plug-in pass^{k} and the bar its {level} interval. The same numbers are in the "
+        "task table."
     )
     return _render(chart_id, title, description, chart.properties(title=title), datasets)
 

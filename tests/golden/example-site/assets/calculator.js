@@ -512,7 +512,7 @@ THE SOFTWARE.
     var pl = r.pass_hat_k.plugin;
     var lv = percent(level);
     var nodes = [
-      table("One task: " + c + " of " + n + " runs passed, k = " + k + ", intervals at " + lv,
+      table("One task: " + c + " of " + n + " run" + (n === 1 ? "" : "s") + " passed, k = " + k + ", intervals at " + lv,
         ["Quantity", "Estimate", "Low", "High"], [
           row("single-run pass rate p\u0302", [num("pass_rate.estimate", pr.estimate), num("pass_rate.low", pr.low), num("pass_rate.high", pr.high)]),
           row("pass^" + k + " plug-in", [num("pass_hat_k.plugin.estimate", pl.estimate), num("pass_hat_k.plugin.low", pl.low), num("pass_hat_k.plugin.high", pl.high)]),
@@ -535,9 +535,10 @@ THE SOFTWARE.
       steps.push("Unbiased pass^" + k + " and pass@" + k + " need at least k = " + k + " runs; this task has " + n + ", so both are undefined.");
     } else if (k <= 8 && n <= 10000) {
       steps.push("Unbiased pass^" + k + " = C(" + c + ", " + k + ") / C(" + n + ", " + k + ") = (" + falling(c, k) + ") / (" + falling(n, k) + ") = " +
-        fixed(r.pass_hat_k.unbiased) + ": the chance that " + k + " of these runs, drawn without replacement, all passed.");
+        fixed(r.pass_hat_k.unbiased) + ": " + (k === 1 ? "the chance that one of these runs, drawn at random, passed."
+          : "the chance that " + k + " of these runs, drawn without replacement, all passed."));
       steps.push("pass@" + k + " = 1 \u2212 C(" + (n - c) + ", " + k + ") / C(" + n + ", " + k + ") = " + fixed(r.pass_at_k) +
-        ": the chance that at least one of " + k + " such runs passed.");
+        ": " + (k === 1 ? "the same chance, as one run is all there is to pass." : "the chance that at least one of " + k + " such runs passed."));
     } else {
       steps.push("Unbiased pass^" + k + " = C(" + c + ", " + k + ") / C(" + n + ", " + k + ") = " + fixed(r.pass_hat_k.unbiased) +
         ", computed as a product of ratios rather than huge binomials.");
@@ -565,7 +566,7 @@ THE SOFTWARE.
     var name = rel.headline === "unbiased" ? "unbiased" : "plug-in";
     var nodes = [
       el("p", { class: "headline-note" }, [
-        "reliability@" + k + " (" + name + ", the headline: " + rel.headline_reason + ") = " + fixed(lead.estimate) +
+        "reliability@" + k + " (" + name + ", which the calculator leads with, as " + rel.headline_reason + ") = " + fixed(lead.estimate) +
           (lead.low === null ? " (an interval needs at least two tasks)" : ", " + lv + " interval " + bracket(lead.low, lead.high)) +
           ", over " + pairs.length + " task" + (pairs.length === 1 ? "" : "s") + ".",
       ]),
@@ -578,7 +579,12 @@ THE SOFTWARE.
     ];
     var notes = [];
     if (s.short_tasks) {
-      notes.push(s.short_tasks + " task(s) have fewer than k = " + k + " runs, so the unbiased reliability@" + k + " is undefined and the plug-in one leads.");
+      notes.push(s.short_tasks + (s.short_tasks === 1 ? " task has" : " tasks have") + " fewer than k = " + k +
+        " runs, so the unbiased reliability@" + k + " is undefined and the plug-in one leads.");
+    }
+    if (pairs.length > 1 && rel.plugin.sd === 0 && (rel.unbiased.sd === 0 || rel.unbiased.sd === null)) {
+      notes.push("All " + pairs.length + " tasks have the same pass^" + k + ", so the intervals across tasks have zero width: " +
+        "that says the tasks' estimates coincide, not that reliability@" + k + " is known exactly.");
     }
     if (pairs.length < 2) {
       notes.push("One task only: the suite interval needs at least two tasks.");
@@ -611,7 +617,12 @@ THE SOFTWARE.
     ];
     if (r.detectable_difference) {
       var d = r.detectable_difference;
-      rows.push(row("smallest difference a paired comparison on " + d.tasks.toLocaleString("en") + " tasks detects (80% power)", [num("detectable_difference.value", d.value)]));
+      var cell = num("detectable_difference.value", d.value);
+      if (d.value > 1) {
+        // Two pass^k values differ by at most 1: as `reportgen plan` says, none is detected.
+        cell.textContent = "none, not even the largest possible (1)";
+      }
+      rows.push(row("smallest difference a paired comparison on " + d.tasks.toLocaleString("en") + " tasks detects (80% power)", [cell]));
     }
     nodes.push(table("To pin an estimate to within \u00b1" + target + " at " + lv, ["Question", "Answer"], rows));
     if (r.tasks === null || r.runs_per_task === null) {
@@ -657,8 +668,10 @@ THE SOFTWARE.
     }
   }
 
-  function invalid(region, text) {
+  function invalid(region, text, linkId) {
     replace(region, [el("p", { class: "note" }, [text])]);
+    // The link would name a result no longer shown: it stays plain text until one is.
+    field(linkId).removeAttribute("href");
   }
 
   function updateTask(writeUrl) {
@@ -671,7 +684,7 @@ THE SOFTWARE.
       c = check("task-c", { error: "Successes c (" + c + ") cannot exceed runs n (" + n + ")." });
     }
     if (c === undefined || n === undefined || k === undefined || level === undefined) {
-      invalid(region, "Fix the marked field to see the estimates.");
+      invalid(region, "Fix the marked field to see the estimates.", "task-link");
       return;
     }
     replace(region, taskResult(c, n, k, level));
@@ -686,7 +699,7 @@ THE SOFTWARE.
     var k = check("suite-k", wholeNumber(field("suite-k").value, "k", 1, MAX_K));
     var level = check("suite-level", confidenceLevel(field("suite-level").value));
     if (pairs === undefined || k === undefined || level === undefined) {
-      invalid(region, "Fix the marked field to see reliability@k.");
+      invalid(region, "Fix the marked field to see reliability@k.", "suite-link");
       return;
     }
     replace(region, suiteResult(pairs, k, level));
@@ -718,7 +731,7 @@ THE SOFTWARE.
     var level = check("plan-level", confidenceLevel(field("plan-level").value));
     if (target === undefined || passRate === undefined || taskSd === undefined || rho === undefined ||
         tasks === undefined || level === undefined) {
-      invalid(region, "Fix the marked field to see the plan.");
+      invalid(region, "Fix the marked field to see the plan.", "plan-link");
       return;
     }
     replace(region, planResult(target, level, passRate, taskSd, rho, tasks));
