@@ -32,7 +32,14 @@ from .website.render import (
     read_content,
     site_settings,
 )
-from .website.write import MARKER, SiteOnDisk, check_output, site_on_disk, write_site
+from .website.write import (
+    MARKER,
+    SiteOnDisk,
+    check_output,
+    current_umask,
+    site_on_disk,
+    write_site,
+)
 
 
 class Progress:
@@ -160,6 +167,7 @@ def build(
         base_url=base_url,
         build_date=build_date(),
         task_pages=config.task_pages,
+        umask=current_umask(),
     )
     cache = Cache(config.output) if use_cache else None
 

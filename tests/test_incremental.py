@@ -9,6 +9,7 @@ same project into a new folder.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -215,3 +216,28 @@ def test_code_identity_follows_the_source(tmp_path: Path) -> None:
 
     assert identity_of(ROOT) == identity
     assert identity_of(tmp_path) != identity
+
+
+def test_a_rebuild_under_another_umask_gives_the_clean_builds_modes(
+    project: Path, tmp_path: Path
+) -> None:
+    def modes(site: Path) -> dict[str, int]:
+        return {p.relative_to(site).as_posix(): p.stat().st_mode & 0o777 for p in site.rglob("*")}
+
+    config_path = project / "reportgen.yaml"
+    previous = os.umask(0o077)
+    try:
+        build(load_config(config_path))  # a private site
+        os.umask(0o022)
+        faq = project / "content" / "faq.md"
+        faq.write_text(faq.read_text() + "\nOne more answer.\n")
+        rebuilt = load_config(config_path)
+        build(rebuilt)
+        clean = load_config(config_path)
+        clean.output = tmp_path / "clean"
+        build(clean, use_cache=False)
+    finally:
+        os.umask(previous)
+    assert modes(rebuilt.output) == modes(clean.output)
+    assert set(modes(clean.output).values()) == {0o644, 0o755}
+    assert clean.output.stat().st_mode & 0o777 == 0o755

@@ -256,6 +256,9 @@ class SiteOptions:
     #: A build date to print, from SOURCE_DATE_EPOCH; None keeps pages date-free.
     build_date: str | None = None
     task_pages: TaskPages = ("all", 0)
+    #: The umask the files are written under: part of every page's key, since a page
+    #: kept from a build under another umask would keep that build's permissions.
+    umask: int = 0o022
 
 
 def task_pages_text(setting: TaskPages) -> str:

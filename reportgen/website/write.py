@@ -294,7 +294,8 @@ def write_site(
         marker = _write_file(os.path.join(staging, MARKER), _MARKER_TEXT)
         if written_files is not None:
             written_files[MARKER] = (marker.st_size, marker.st_mtime_ns)
-        os.chmod(staging, 0o755)  # mkdtemp makes it private; a site is for reading
+        # mkdtemp makes it private: it gets the mode of the folders inside it instead.
+        os.chmod(staging, 0o777 & ~current_umask())
         # Last, the whole folders: from here to the swap the served site lacks them,
         # so a stop asked for meanwhile (Ctrl-C, SIGTERM) waits until the swap is
         # done, or undone.
@@ -454,6 +455,20 @@ class _KeptFolders:
             except OSError:
                 self.stranded = True
         return not self.stranded
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux)."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere set and put back at once
+    os.umask(mask)
+    return mask
 
 
 def _write_file(path: str, data: bytes) -> os.stat_result:
