@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import shutil
@@ -45,9 +46,12 @@ def test_badge_json_follows_shields_endpoint_schema(published: Path) -> None:
         name = "plug-in" if lead == "plugin" else lead
         assert (
             badge["message"]
-            == f"reliability@3 ({name}) {p['estimate']:.2f} [{p['low']:.2f}, {p['high']:.2f}]"
+            == f"reliability@3 ({name}) {p['estimate']:.2f}, 95% [{p['low']:.2f}, {p['high']:.2f}]"
         )
         assert badge["color"] == badge_colour(p["estimate"])
+        # The set page describes the badge with the badge's own words.
+        alt = f'alt="Badge: {html.escape(rs["name"])}: {html.escape(badge["message"])}"'
+        assert alt in (published / rs["page"]).read_text()
 
 
 @pytest.mark.parametrize(

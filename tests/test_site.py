@@ -1120,3 +1120,15 @@ def test_k_of_one_reads_as_one_run(tmp_path: Path) -> None:
     other = _text(site / "sets" / "s" / "tasks" / "t1.html")
     assert "the chance that one of these runs, drawn at random, passed." in other
     assert "the same chance, as one run is all there is to pass." in other
+
+
+def test_a_curve_cut_short_by_a_task_with_few_runs_says_so(tmp_path: Path) -> None:
+    site = _suite_site(tmp_path, [(1, 2), (3, 4), (4, 4)])  # k = 3, one task of 2 runs
+    page = (site / "sets" / "s" / "index.html").read_text()
+    curve = page[page.index('id="chart-curve"') : page.index('id="chart-gap"')]
+    assert "for k = 1 to 2 (the fewest runs of any task), 95% bands" in curve
+    assert "It stops at k = 2, the fewest runs of any task, before this page" in curve
+    # Whole k on its axis, and the numbers behind it right below it.
+    ticks = re.findall(r">(\d+(?:\.\d+)?)</text>", curve.split("<details>")[0])
+    assert "1.5" not in ticks and "1" in ticks and "2" in ticks
+    assert "Numbers behind the curve chart" in curve

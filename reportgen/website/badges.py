@@ -37,14 +37,16 @@ def badge_colour(value: float | None) -> str:
 
 
 def badge_message(s: SetReport) -> str:
-    """'reliability@3 0.61 [0.09, 1.00]': the headline estimate; two decimals fit a badge."""
+    """'reliability@3 (unbiased) 0.61, 95% [0.09, 1.00]': the headline estimate, and its
+    interval with the level it claims; two decimals fit a badge."""
     p = s.lead
     head = f"reliability@{s.estimates.k} ({s.lead_label})"
     if p.estimate is None:
         return f"{head} n/a"
     text = f"{head} {decimals(p.estimate, 2)}"
     if p.low is not None and p.high is not None:
-        text += f" [{decimals(p.low, 2)}, {decimals(p.high, 2)}]"
+        level = percent(s.estimates.confidence)
+        text += f", {level} [{decimals(p.low, 2)}, {decimals(p.high, 2)}]"
     return text
 
 

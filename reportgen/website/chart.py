@@ -22,7 +22,7 @@ import numpy as np
 from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
-from ..stats.estimate import FloatArray, counted
+from ..stats.estimate import MAX_CURVE_K, FloatArray, counted
 from ..terminal import percent, signed, signed_bracket, terminal_safe
 from .chart_engine import Converter
 from .charts import Chart, SiteCharts
@@ -294,7 +294,10 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
     x = alt.X(
         "k:Q",
         title="k (runs that must all pass, or of which one must)",
-        axis=alt.Axis(tickMinStep=1),
+        # Whole k only: with two points the axis would otherwise mark k = 1.5.
+        axis=alt.Axis(values=[p.k for p in s.curve], format="d")
+        if len(s.curve) <= 12
+        else alt.Axis(tickMinStep=1, format="d"),
     )
     band = (
         alt.Chart(data)
@@ -317,11 +320,21 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
         )
     )
     chart = (band + line).properties(width=WIDTH - 80, height=240)
-    title = f"reliability@k and pass@k for k = 1 to {len(s.curve)}, {level} bands"
+    bands = f", {level} bands" if len(s.tasks) > 1 else ""  # one task has no interval
+    # The unbiased values need k runs of every task: the curve stops at the fewest.
+    short = len(s.curve) < min(s.estimates.k, MAX_CURVE_K)
+    last = f"{len(s.curve)} (the fewest runs of any task)" if short else str(len(s.curve))
+    title = f"reliability@k and pass@k for k = 1 to {last}{bands}"
     description = (
         "Lines over k: reliability@k (mean pass^k over tasks, plug-in and unbiased) falls as k "
-        "grows, mean pass@k rises; shaded bands are Student-t intervals across tasks."
+        "grows, mean pass@k rises"
+        + ("; shaded bands are Student-t intervals across tasks." if bands else ".")
     )
+    if short:
+        description += (
+            f" It stops at k = {len(s.curve)}, the fewest runs of any task, before this "
+            f"page's k = {s.estimates.k}: beyond it the unbiased values are undefined."
+        )
     return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
 

@@ -55,7 +55,7 @@ from ..terminal import (
     signed_bracket,
 )
 from ..views import report_json
-from .badges import badge_json, badge_svg, sitemap, snippets, snippets_markdown
+from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, render_content, task_view
@@ -763,6 +763,7 @@ class Renderer:
             task_pages_setting=task_pages_text(self.options.task_pages),
             charts=charts,
             snippets=snippets(self.report, s, self.options.base_url),
+            badge=badge_message(s),
             calculator=suite_link(s, s.estimates.k, s.estimates.confidence),
         )
 
