@@ -160,7 +160,7 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
     if args.format == "json":
         out.write(json.dumps(estimate_json(suite, headline, check), indent=2) + "\n")
     else:
-        out.write(estimate_text(suite, headline, check))
+        out.write(estimate_text(suite, headline, check, as_suite=bool(args.suite)))
     return EXIT_OK
 
 

@@ -269,9 +269,13 @@ def set_warnings(s: SetReport) -> list[str]:
 
 
 def estimate_text(
-    suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
+    suite: SuiteEstimates,
+    headline: Headline | None = None,
+    check: CoverageCheck | None = None,
+    as_suite: bool = False,
 ) -> str:
-    """The `reportgen estimate` table for one or several tasks."""
+    """The `reportgen estimate` table for one or several tasks; `as_suite` (--suite) adds
+    the suite block even for one task, as summary and the calculator show it."""
     labels = [str(i + 1) for i in range(len(suite.tasks))]
     header = task_header(suite, "task")
     body = table(header, task_rows(suite, labels), [False] + [True] * 5)
@@ -281,7 +285,7 @@ def estimate_text(
     )
     text = intro + body
     warnings = list(suite.warnings)
-    if len(suite.tasks) > 1:
+    if len(suite.tasks) > 1 or as_suite:
         text += "\n" + reliability_text(suite, headline)
         if check is not None and headline is not None:
             text += coverage_text(check, headline)

@@ -191,3 +191,14 @@ def test_readme_examples_print_what_the_readme_shows(argv: list[str], shown: lis
         assert lines[-len(tail) :] == tail
     else:
         assert lines == shown
+
+
+def test_a_suite_of_one_task_gets_its_suite_block_and_the_warning() -> None:
+    # Asked as a suite, one task still gets reliability@k, as summary and the
+    # calculator give it, with the warning that no interval can be made.
+    _, suite = run(["estimate", "--suite", "16/20", "-k", "3"])
+    assert "reliability@3 (1 task, 95% Student-t interval across tasks)" in suite
+    assert "  unbiased: 0.491 [n/a]  (headline)" in suite
+    assert "warning: one task only: the suite interval needs at least two tasks" in suite
+    _, task = run(["estimate", "--successes", "16", "--runs", "20", "-k", "3"])
+    assert "reliability@3" not in task and "warning" not in task
