@@ -17,6 +17,7 @@ import pytest
 
 from reportgen.cache import CACHE_DIR
 from reportgen.cli import main
+from tests.conftest import ROOT
 
 
 def write_results(path: Path, tasks: int = 3, runs: int = 4, **fields: str) -> Path:
@@ -488,6 +489,21 @@ def test_a_theme_file_that_cannot_be_used_is_named(
     assert status == 2 and "Traceback" not in err, err
     assert f"{name}: " in err and expected in err, err
     assert not (tmp_path / "site").exists()
+
+
+def test_a_theme_overrides_the_calculator_script_file_by_file(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "r.jsonl")
+    theme = tmp_path / "theme"
+    (theme / "calculator").mkdir(parents=True)
+    own = (ROOT / "templates" / "calculator" / "calculator.js").read_text() + "// ours\n"
+    (theme / "calculator" / "calculator.js").write_text(own)
+    site = tmp_path / "site"
+    assert cli("build", str(results), "-o", str(site), "--templates", str(theme))[0] == 0
+    script = (site / "assets" / "calculator.js").read_text()
+    assert script.endswith("// ours\n") and "jStat" in script  # jStat still the package's
+    (theme / "calculator" / "calculator.js").write_bytes(b"\xff")
+    status, err = cli("build", str(results), "-o", str(site), "--templates", str(theme))
+    assert status == 2 and "calculator.js: not UTF-8 text (byte 1)" in err, err
 
 
 def test_content_pages_need_no_front_matter(tmp_path: Path) -> None:

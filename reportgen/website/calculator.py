@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
+from ..errors import UserError
 from ..report import SetReport
 from ..stats.planner import Plan, plan
 from ..terminal import percent
@@ -26,17 +27,30 @@ SCRIPT_PATH = "assets/calculator.js"
 SUITE_LINK_LIMIT = 500
 
 
-def calculator_script(templates: Path) -> bytes:
-    """assets/calculator.js: jStat's licence, jStat unchanged, then the calculator."""
-    vendor = templates / "vendor" / "jstat"
-    licence = (vendor / "LICENSE").read_text(encoding="utf-8").strip()
+def calculator_script(*templates: Path) -> bytes:
+    """assets/calculator.js: jStat's licence, jStat unchanged, then the calculator.
+
+    Each of the three files is taken from the first of the template folders that
+    holds it, so a theme may override any of them (--templates), as any template.
+    """
+
+    def read(relative: str) -> str:
+        found = next((f / relative for f in templates if (f / relative).is_file()), None)
+        if found is None:
+            raise FileNotFoundError(f"{relative} in none of the template folders")
+        try:
+            return found.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise UserError(f"{found}: not UTF-8 text (byte {error.start + 1})") from None
+
+    licence = read("vendor/jstat/LICENSE").strip()
     header = (
         f"/*! jStat {JSTAT_VERSION} (https://github.com/jstat/jstat), bundled unchanged below.\n"
         + licence.replace("*/", "* /")
         + "\n*/\n"
     )
-    jstat = (vendor / "jstat.min.js").read_text(encoding="utf-8")
-    ours = (templates / "calculator" / "calculator.js").read_text(encoding="utf-8")
+    jstat = read("vendor/jstat/jstat.min.js")
+    ours = read("calculator/calculator.js")
     return (header + jstat.rstrip("\n") + "\n;\n" + ours).encode("utf-8")
 
 

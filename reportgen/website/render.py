@@ -743,7 +743,7 @@ class Renderer:
         for name, path in assets.items():
             yield name, path.read_bytes()
         if SCRIPT_PATH not in assets:  # a theme may ship its own build of the script
-            yield SCRIPT_PATH, calculator_script(package_folder("templates"))
+            yield SCRIPT_PATH, calculator_script(*self.theme.templates)
 
     def _least_reliable(self, s: SetReport) -> list[int]:
         """s.order_least_reliable(), sorted once per set (a large set takes a while)."""
