@@ -498,6 +498,9 @@ def test_a_tiny_suite_says_no_interval_reaches_its_level(tmp_path: Path) -> None
     page = (site / rs["page"]).read_text()
     assert max(measured) < 0.925
     assert f"the best of them covered the true value {max(measured) * 100:.1f}% of the time" in page
+    # The overview's card says it too, not only the set's own page.
+    overview = (site / "index.html").read_text()
+    assert f"the best covered the true value {max(measured) * 100:.1f}% of the time" in overview
 
 
 def test_estimate_suite_prints_the_coverage_lines_and_can_skip_them(

@@ -1108,6 +1108,10 @@ def test_planning_says_where_its_task_spread_comes_from(
             in (tmp_path / "site" / "sets" / "s" / "index.html").read_text()
         )
         assert "1 of 1 task (100.0%) is flaky" in text
+        # The overview's card points at the page's notes (one task: no interval).
+        overview = (tmp_path / "site" / "index.html").read_text()
+        assert '<a href="sets/s/index.html#notes-s">1 note</a> on its page' in overview
+        assert 'id="notes-s"' in (tmp_path / "site" / "sets" / "s" / "index.html").read_text()
     else:
         assert f"With these {len(counts)} tasks, a comparison" in text
 
