@@ -289,12 +289,21 @@ class PreviewServer:
             raise UserError(
                 f"--port: cannot serve on 127.0.0.1:{port}: {os_reason(error)}"
             ) from None
+        self.state = snapshot(watched_paths(self.config))
         try:
             self._build()
+        except UserError as error:
+            if not (self.served / MARKER).is_file():
+                self.server.server_close()
+                raise
+            # A site built earlier is there: serve it, with the error over its pages,
+            # so that the mistake can be fixed with the preview open.
+            for line in error.problems:
+                print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
+            self.problems = list(error.problems)
         except BaseException:
             self.server.server_close()
             raise
-        self.state = snapshot(watched_paths(self.config))
         self._thread: threading.Thread | None = None
 
     def _handler(self, folder: Path) -> Callable[..., _QuietHandler]:

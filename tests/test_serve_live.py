@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from reportgen.config import Config, load_config
+from reportgen.errors import UserError
 from reportgen.readers import Source
 from reportgen.serve import LIVE_PREFIX, PreviewServer, allow_live_reload, with_live_reload
 
@@ -324,3 +325,25 @@ def test_a_site_deleted_by_hand_is_built_again(
     assert preview.check_once()
     assert _get(preview.url)[0] == 200
     assert not preview.check_once()
+
+
+def test_a_first_build_that_fails_serves_the_site_already_there(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
+    config = Config(output=tmp_path / "site", title="Good", result_sets=[Source(runs)])
+    PreviewServer(lambda: config, 0, io.StringIO()).server.server_close()  # a built site
+    runs.write_text('{"task": "a", "passed": "maybe"}\n')
+    preview = PreviewServer(lambda: config, 0, io.StringIO())
+    preview.start()
+    try:
+        assert preview.problems and "runs.jsonl:1" in preview.problems[0]
+        assert "<h1>Good</h1>" in _get(preview.url)[1]
+        runs.write_text('{"task": "a", "passed": true}\n{"task": "c", "passed": true}\n')
+        assert preview.check_once() and not preview.problems
+    finally:
+        preview.stop()
+    # Without a site to fall back on, the error ends the command as before.
+    runs.write_text('{"task": "a", "passed": "maybe"}\n')
+    elsewhere = Config(output=tmp_path / "other", result_sets=[Source(runs)])
+    with pytest.raises(UserError):
+        PreviewServer(lambda: elsewhere, 0, io.StringIO())
