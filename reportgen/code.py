@@ -26,7 +26,15 @@ def identity() -> str:
     """reportgen's version with a hash of its own files and its page libraries' versions."""
     package = Path(__file__).resolve().parent
     digest = hashlib.blake2b(digest_size=12)
-    for path in sorted([*package.rglob("*.py"), package / "report.schema.json"]):
+    sources = [
+        path
+        for path in package.rglob("*.py")
+        # Not an editor's lock or backup (".#cli.py", a dangling link): Python never
+        # imports a name that starts with a dot.
+        if not any(part.startswith(".") for part in path.relative_to(package).parts)
+        and path.is_file()
+    ]
+    for path in sorted([*sources, package / "report.schema.json"]):
         digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     for library in PAGE_LIBRARIES:
         try:

@@ -9,11 +9,11 @@ disk) to load a small script that asks the server ten times a second whether
 a build has finished since the page was sent. A failed build keeps the last
 good site served and lays the located message over the open page.
 
-Served pages keep the built site's Content-Security-Policy, with one source
-added for the server's own script and its state URL (a nonce and that URL, not
-'self'): a page whose own scripts the published site would block is blocked
-here too. Requests must name this machine in their Host header, so a page of
-another site whose name was pointed at 127.0.0.1 (DNS rebinding) reads nothing.
+Served pages keep the built site's Content-Security-Policy, with the server's
+own script and its state URL added by their full URLs (not 'self'): a page's
+own scripts run here exactly when the published site would run them. Requests
+must name this machine in their Host header, so a page of another site whose
+name was pointed at 127.0.0.1 (DNS rebinding) reads nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import re
 import secrets
 import threading
@@ -93,9 +94,13 @@ LIVE_SCRIPT = """\
 })();
 """.replace("__PREFIX__", LIVE_PREFIX).replace("__POLL_MS__", str(POLL_MS))
 
-_META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
-_CSP_EQUIV = re.compile(rb"""http-equiv\s*=\s*["']?content-security-policy["'\s>/]""", re.I)
-_CONTENT = re.compile(rb"""(\bcontent\s*=\s*)(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+#: A <meta> tag, attribute values quoted or not (a quoted value may hold ">").
+_META = re.compile(rb"""<meta\b(?:[^>"']|"[^"]*"|'[^']*')*>""", re.IGNORECASE)
+#: One attribute of a tag: its name, and its value double-, single- or unquoted.
+_ATTRIBUTE = re.compile(rb"""([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?""")
+#: What separates a policy's words: ASCII whitespace only, as browsers read it
+#: (str.split would also split at a no-break space, which a browser keeps in a word).
+_POLICY_SPACE = re.compile(r"[\t\n\f\r ]+")
 
 
 def watched_paths(config: Config) -> list[Path]:
@@ -106,6 +111,18 @@ def watched_paths(config: Config) -> list[Path]:
     paths = [s.path for s in config.result_sets] + theme.templates + theme.content
     paths += [p for p in (config.path, config.history) if p is not None]
     return paths
+
+
+def look(config: Config) -> Snapshot:
+    """The files a build of `config` reads, by time and size, but those inside its
+    output folder: the build writes them itself (a history kept in the site it
+    extends), and counting its own writes as edits would rebuild for ever."""
+    output = os.path.abspath(config.output)
+    return {
+        name: stamp
+        for name, stamp in snapshot(watched_paths(config)).items()
+        if os.path.commonpath([output, os.path.abspath(name)]) != output
+    }
 
 
 def snapshot(paths: list[Path]) -> Snapshot:
@@ -123,42 +140,69 @@ def snapshot(paths: list[Path]) -> Snapshot:
     return state
 
 
-def allow_live_reload(policy: str, nonce: str, state_url: str) -> str:
-    """A Content-Security-Policy that also lets the live-reload script (by its nonce)
-    run and ask `state_url`, and nothing else that the policy did not already allow."""
+def allow_live_reload(policy: str, origin: str, nonce: str) -> str:
+    """A Content-Security-Policy that also lets the live-reload script, at its own URL on
+    `origin`, run and ask the state URL, and nothing else the policy did not allow.
+
+    URLs rather than a nonce: a nonce would switch off a policy's 'unsafe-inline',
+    and block inline scripts the published page runs. Under 'strict-dynamic', which
+    ignores URLs, the script's nonce is added instead.
+    """
     directives: dict[str, list[str]] = {}
     for part in policy.split(";"):
-        words = part.split()
+        words = [w for w in _POLICY_SPACE.split(part) if w]
         if words:
             directives.setdefault(words[0].lower(), words[1:])  # the first one counts
-    for name, source in (("script-src", f"'nonce-{nonce}'"), ("connect-src", state_url)):
-        if name not in directives and "default-src" not in directives:
-            continue  # not restricted at all
-        sources = directives.get(name, directives.get("default-src", []))
-        directives[name] = [s for s in sources if s.lower() != "'none'"] + [source]
+    script = f"{origin}{LIVE_PREFIX}live.js"
+    needed = {
+        "script-src": script,
+        "script-src-elem": script,
+        "connect-src": f"{origin}{LIVE_PREFIX}state",
+    }
+    for name, source in needed.items():
+        fallback = "script-src" if name == "script-src-elem" else "default-src"
+        if name not in directives and (name == "script-src-elem" or fallback not in directives):
+            continue  # not restricted by this directive (or by what it falls back to)
+        sources = directives.get(name, directives.get(fallback, []))
+        kept = [s for s in sources if s.lower() != "'none'"]
+        if "'strict-dynamic'" in (s.lower() for s in kept):
+            source = f"'nonce-{nonce}'"
+        directives[name] = [*kept, source]
     return "; ".join(" ".join([name, *sources]) for name, sources in directives.items())
 
 
-def with_live_reload(html: bytes, build_number: int, state_url: str) -> bytes:
+def _policy_attribute(tag: bytes) -> tuple[int, int, str] | None:
+    """Where a <meta http-equiv="Content-Security-Policy"> tag's content attribute is,
+    and its policy: (start, end, policy); None for any other tag."""
+    equiv, content = None, None
+    for attribute in _ATTRIBUTE.finditer(tag, 5):  # after "<meta"
+        name = attribute.group(1).lower()
+        value = next((v for v in attribute.group(2, 3, 4) if v is not None), b"")
+        if name == b"http-equiv" and equiv is None:
+            equiv = unescape(value.decode("utf-8", "replace")).strip().lower()
+        elif name == b"content" and content is None:
+            policy = unescape(value.decode("utf-8", "replace"))
+            content = (attribute.start(), attribute.end(), policy)
+    return content if equiv == "content-security-policy" else None
+
+
+def with_live_reload(html: bytes, build_number: int, origin: str) -> bytes:
     """A served page: the live-reload script added, and its CSP letting that run.
 
     Only what the server sends changes; the built page on disk keeps its policy.
+    `origin` is the page's own, such as http://127.0.0.1:8000.
     """
     nonce = secrets.token_urlsafe(16)
 
     def allow(meta: re.Match[bytes]) -> bytes:
         tag = meta.group(0)
-        content = _CONTENT.search(tag)
-        if not _CSP_EQUIV.search(tag) or content is None:
+        found = _policy_attribute(tag)
+        if found is None:
             return tag
-        quote = b'"' if content.group(2) is not None else b"'"
-        policy = (content.group(2) if content.group(2) is not None else content.group(3)).decode(
-            "utf-8", "replace"
-        )
-        value = allow_live_reload(unescape(policy), nonce, state_url)
-        escaped = value.replace("&", "&amp;").replace(quote.decode(), f"&#{ord(quote)};")
-        start, end = content.span()
-        return tag[:start] + content.group(1) + quote + escaped.encode() + quote + tag[end:]
+        start, end, policy = found
+        value = allow_live_reload(policy, origin, nonce).replace("&", "&amp;")
+        attribute = f'content="{value.replace(chr(34), "&quot;")}"'.encode()
+        return tag[:start] + attribute + tag[end:]
 
     html = _META.sub(allow, html)
     tag = (
@@ -187,10 +231,13 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         port = self.preview.port
         if host is None:
             return f"127.0.0.1:{port}"
-        return host if host.lower() in (f"127.0.0.1:{port}", f"localhost:{port}") else None
+        names = [f"127.0.0.1:{port}", f"localhost:{port}"]
+        if port == 80:  # a browser leaves out the scheme's own port
+            names += ["127.0.0.1", "localhost"]
+        return host if host.lower() in names else None
 
-    def _state_url(self) -> str:
-        return f"http://{self._host()}{LIVE_PREFIX}state"
+    def _origin(self) -> str:
+        return f"http://{self._host()}"
 
     def send_head(self) -> Any:
         if self._host() is None:
@@ -220,7 +267,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
             self.send_error(404)
             return None
         if html is not None:
-            page_html = with_live_reload(html, self.preview.build_number, self._state_url())
+            page_html = with_live_reload(html, self.preview.build_number, self._origin())
             return self._send(page_html, "text/html")
         return super().send_head()
 
@@ -238,7 +285,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         if body is None:
             super().send_error(code, message, explain)
             return
-        body = with_live_reload(body, self.preview.build_number, self._state_url())
+        body = with_live_reload(body, self.preview.build_number, self._origin())
         self.send_response(404, message)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -289,7 +336,7 @@ class PreviewServer:
             raise UserError(
                 f"--port: cannot serve on 127.0.0.1:{port}: {os_reason(error)}"
             ) from None
-        self.state = snapshot(watched_paths(self.config))
+        self.state = look(self.config)
         try:
             self._build()
         except UserError as error:
@@ -329,10 +376,9 @@ class PreviewServer:
     def check_once(self) -> bool:
         """Rebuild if anything changed since the last look; True when a rebuild ran."""
         try:
-            paths = watched_paths(self.config)
+            state = look(self.config)
         except UserError:
-            paths = []
-        state = snapshot(paths)
+            state = {}
         # A site deleted by hand is built again (after a failed build it stays gone
         # until the next edit, rather than being built again on every look).
         gone = not self.problems and not (self.served / MARKER).is_file()
@@ -345,7 +391,7 @@ class PreviewServer:
             self.config = self.load()
             # What this build reads, as it is before the build starts: a file saved
             # while it runs differs from this at the next look, and is built then.
-            self.state = snapshot(watched_paths(self.config))
+            self.state = look(self.config)
             self._build(retired)
             if self.config.output != self.served:
                 # `output:` changed in the config: serve the folder now built, or every

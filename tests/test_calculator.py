@@ -621,6 +621,8 @@ def test_edge_results_read_as_the_command_line_says_them(
     page.fill("#suite-list", "20/20\n20/20")
     text = page.inner_text("#suite-result")
     assert "[1.000, 1.000]" in text and "not that reliability@3 is known exactly" in text
+    assert "Both tasks have the same pass^3" in text
+    assert "Every run of every task passed: a report built from such results runs no" in text
     page.fill("#suite-list", "19/20\n20/20\n4/5")
     assert "not that reliability@3" not in page.inner_text("#suite-result")
     assert "which the calculator leads with" in page.inner_text("#suite-result")

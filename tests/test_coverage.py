@@ -324,6 +324,11 @@ def test_a_suite_where_every_run_agrees_is_not_called_checked(
     text = capsys.readouterr().out
     assert "coverage of" not in text
     assert f"headline: unbiased, because every run of every task {word}" in text
+    # With k above the runs the plug-in leads by necessity; the reason still names both.
+    assert main([*argv[:2], *[f"{outcome * 2}/2"] * 3, "-k", "3"]) == 0
+    reason = " ".join(capsys.readouterr().out.split())
+    assert "it needs k runs of every task; and every run" in reason
+    assert f"of every task {word}, so simulated suites cannot test the intervals" in reason
 
 
 def test_k_above_some_runs_leaves_unbiased_unmeasured_and_plugin_leads() -> None:

@@ -575,6 +575,31 @@ def test_serve_stopped_by_kill_or_a_closed_terminal_cleans_up(
     ]
 
 
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP])
+def test_build_killed_leaves_no_worker_behind(tmp_path: Path, sent: signal.Signals) -> None:
+    # `build` does not catch these: it ends, and its page workers must end with it.
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(f'{{"task": "t{i}", "passed": true}}\n' for i in range(40)))
+    started = tmp_path / "started"
+    argv = [sys.executable, "-c", _SLOW_RENDER, str(started), "build", str(runs)]
+    argv += ["-o", str(tmp_path / "site"), "--no-cache"]
+    process = subprocess.Popen(argv, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, sent)
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)  # is any process of the group left?
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)
+    pytest.fail("page workers outlived the build they belonged to")
+
+
 # ------------------------------------------------ item 10: silently wrong, now said
 
 

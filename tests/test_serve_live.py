@@ -125,7 +125,9 @@ def test_open_page_follows_edits_errors_and_fixes(
     assert LIVE_PREFIX not in on_disk and "script-src 'none'" in on_disk
 
 
-STATE = "http://127.0.0.1:8000/__reportgen__/state"
+ORIGIN = "http://127.0.0.1:8000"
+LIVE = f"{ORIGIN}/__reportgen__/live.js"
+STATE = f"{ORIGIN}/__reportgen__/state"
 
 
 def test_served_pages_get_the_script_and_a_policy_that_allows_only_it() -> None:
@@ -133,19 +135,14 @@ def test_served_pages_get_the_script_and_a_policy_that_allows_only_it() -> None:
         b'<html><head><meta http-equiv="Content-Security-Policy" content="default-src '
         b"'none'; script-src 'none'\"></head><body><p>hi</p></body></html>"
     )
-    served = with_live_reload(built, 7, STATE)
+    served = with_live_reload(built, 7, ORIGIN)
     assert served.count(b"<script") == 1
-    nonce = re.search(
-        rb'<script src="/__reportgen__/live.js" nonce="([^"]+)" data-build="7">', served
-    )
-    assert nonce is not None and served.endswith(b"</script></body></html>")
-    policy = (
-        f"default-src 'none'; script-src 'nonce-{nonce.group(1).decode()}'; connect-src {STATE}"
-    )
+    assert re.search(rb'<script src="/__reportgen__/live.js" nonce="[^"]+" data-build="7">', served)
+    assert served.endswith(b"</script></body></html>")
+    policy = f"default-src 'none'; script-src {LIVE}; connect-src {STATE}"
     assert f'content="{policy}"'.encode() in served
-    # Each response its own nonce; a page without a body gets the script at the end.
-    assert with_live_reload(built, 7, STATE) != served
-    assert with_live_reload(b"<p>bare</p>", 1, STATE).endswith(b"</script>")
+    # A page without a body gets the script at the end.
+    assert with_live_reload(b"<p>bare</p>", 1, ORIGIN).endswith(b"</script>")
 
 
 @pytest.mark.parametrize(
@@ -154,39 +151,53 @@ def test_served_pages_get_the_script_and_a_policy_that_allows_only_it() -> None:
         # The site's pages, and its calculator (which runs its own script).
         (
             "default-src 'none'; script-src 'none'",
-            "default-src 'none'; script-src N; connect-src S",
+            "default-src 'none'; script-src L; connect-src S",
         ),
         (
             "default-src 'none'; script-src 'self'",
-            "default-src 'none'; script-src 'self' N; connect-src S",
+            "default-src 'none'; script-src 'self' L; connect-src S",
         ),
         # Written by a theme: only default-src; connect-src 'none'; no limit at all.
-        ("default-src 'self'", "default-src 'self'; script-src 'self' N; connect-src 'self' S"),
-        ("script-src 'none'; connect-src 'none'", "script-src N; connect-src S"),
+        ("default-src 'self'", "default-src 'self'; script-src 'self' L; connect-src 'self' S"),
+        ("script-src 'none'; connect-src 'none'", "script-src L; connect-src S"),
         ("img-src 'self'", "img-src 'self'"),
-        ("script-src 'none'; script-src *", "script-src N"),  # the first one counts
+        ("script-src 'none'; script-src *", "script-src L"),  # the first one counts
+        # A URL, not a nonce: a nonce would switch off the page's own 'unsafe-inline'.
+        ("script-src 'self' 'unsafe-inline'", "script-src 'self' 'unsafe-inline' L"),
+        # 'strict-dynamic' ignores URLs: there the script's nonce is what counts.
+        (
+            "script-src 'strict-dynamic' 'nonce-a'",
+            "script-src 'strict-dynamic' 'nonce-a' 'nonce-n0'",
+        ),
+        # <script> elements follow script-src-elem where there is one.
+        ("script-src-elem https://cdn.example", "script-src-elem https://cdn.example L"),
+        # Only ASCII whitespace parts words: with a no-break space it is one unknown word.
+        (
+            "default-src 'none'; script-src\u00a0https://cdn.example",
+            "default-src 'none'; script-src\u00a0https://cdn.example; script-src L; connect-src S",
+        ),
     ],
 )
 def test_the_policy_gains_only_the_live_script_and_its_state_url(
     policy: str, expected: str
 ) -> None:
-    assert allow_live_reload(policy, "n0", "S") == expected.replace("N", "'nonce-n0'")
+    allowed = allow_live_reload(policy, ORIGIN, "n0")
+    assert allowed == expected.replace("L", LIVE).replace("S", STATE)
 
 
-def test_a_policy_written_another_way_is_still_found() -> None:
+def test_a_policy_written_another_way_is_still_found_and_text_is_not_a_policy() -> None:
     # Attributes in another order, single quotes, other case: still the policy.
     built = (
         b"<head><META content='default-src &#39;none&#39;' HTTP-EQUIV='Content-Security-Policy'>"
-        b'<meta name="description" content="script-src \'none\' is just text here"></head><body>'
+        b'<meta name="description" content="http-equiv=Content-Security-Policy here">'
+        b'<meta data-content="x" name="a>b" content="script-src \'none\'"></head><body>'
     )
-    served = with_live_reload(built, 1, STATE)
-    nonce = re.search(rb'nonce="([^"]+)"', served)
-    assert nonce is not None
-    assert (
-        f"content='default-src &#39;none&#39;; script-src &#39;nonce-{nonce.group(1).decode()}"
-        f"&#39;; connect-src {STATE}'"
-    ).encode() in served
-    assert b"content=\"script-src 'none' is just text here\"" in served
+    served = with_live_reload(built, 1, ORIGIN)
+    policy = f"default-src &#39;none&#39;; script-src {LIVE}; connect-src {STATE}"
+    assert f'<META content="{policy.replace("&#39;", chr(39))}"'.encode() in served
+    # Text that merely looks like a policy, in another tag, is left as it was.
+    assert b'content="http-equiv=Content-Security-Policy here">' in served
+    assert b'<meta data-content="x" name="a>b" content="script-src \'none\'">' in served
 
 
 def test_serve_follows_a_changed_output_folder(tmp_path: Path) -> None:
@@ -347,3 +358,23 @@ def test_a_first_build_that_fails_serves_the_site_already_there(tmp_path: Path) 
     elsewhere = Config(output=tmp_path / "other", result_sets=[Source(runs)])
     with pytest.raises(UserError):
         PreviewServer(lambda: elsewhere, 0, io.StringIO())
+
+
+def test_a_history_kept_in_the_site_it_extends_is_not_an_edit(tmp_path: Path) -> None:
+    # history: site/history.jsonl, the build's own output: its rewrite by each build
+    # must not count as a change, or serve rebuilds (and the history grows) for ever.
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
+    site = tmp_path / "site"
+    config = Config(output=site, result_sets=[Source(runs)], history=site / "history.jsonl")
+    preview = PreviewServer(lambda: config, 0, io.StringIO())
+    preview.start()
+    try:
+        entries = len((site / "history.jsonl").read_text().splitlines())
+        assert not preview.check_once() and not preview.check_once()
+        runs.write_text(runs.read_text() + '{"task": "c", "passed": true}\n')
+        assert preview.check_once() and not preview.check_once()
+        # One rebuild for one edit (the label, here the commit, replaces its entry).
+        assert len((site / "history.jsonl").read_text().splitlines()) == entries
+    finally:
+        preview.stop()

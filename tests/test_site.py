@@ -1085,12 +1085,12 @@ def _text(page: Path) -> str:
     [
         (
             [(5, 5)] * 4,
-            "assume the widest spread values between 0 and 1 can have (sd 0.500), "
+            "assume an sd of 0.500, about the most pass^3 can spread across many tasks, "
             "since this suite's tasks do not spread at all",
         ),
         (
             [(1, 4)],
-            "assume the widest spread values between 0 and 1 can have (sd 0.500), "
+            "assume an sd of 0.500, about the most pass^3 can spread across many tasks, "
             "since this suite's single task has no spread",
         ),
         ([(1, 4), (4, 4), (2, 4)], "use this suite's spread of pass^3 across tasks (sd "),
@@ -1107,7 +1107,7 @@ def test_planning_says_where_its_task_spread_comes_from(
             "Forest plot of 1 task."
             in (tmp_path / "site" / "sets" / "s" / "index.html").read_text()
         )
-        assert "1 of 1 task (100.0%) is flaky" in text
+        assert "1 of 1 task (100.0%) is flaky: it passed in some runs" in text
         # The overview's card points at the page's notes (one task: no interval).
         overview = (tmp_path / "site" / "index.html").read_text()
         assert '<a href="sets/s/index.html#notes-s">1 note</a> on its page' in overview

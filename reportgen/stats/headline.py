@@ -37,9 +37,13 @@ def choose_headline(
     there is no check: every run of every task did so.
     """
     if not unbiased_defined:
-        return Headline(
-            "plugin", "the unbiased estimate is undefined: it needs k runs of every task"
-        )
+        reason = "the unbiased estimate is undefined: it needs k runs of every task"
+        if every_run is not None:
+            reason += (
+                f"; and every run of every task {every_run}, so simulated suites cannot "
+                "test the intervals"
+            )
+        return Headline("plugin", reason)
     if every_run is not None:
         return Headline(
             "unbiased",

@@ -980,11 +980,13 @@ def _worker_count(pages: int) -> int:
 def _ignore_interrupts() -> None:
     # Ctrl-C reaches every process of the terminal's group: the build stops in the
     # parent, which says so once; without this each worker printed a traceback. So do
-    # a closed terminal's SIGHUP and a `kill` of the group, which `serve` turns into
-    # the same interruption.
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    # a closed terminal's SIGHUP and a `kill` of the group, but those only where the
+    # parent turns them into the same interruption (`serve`), as the worker inherited
+    # its handler: elsewhere they end the parent, and must end the workers with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
-        if number is not None:
+        if number is not None and callable(signal.getsignal(number)):
             signal.signal(number, signal.SIG_IGN)
 
 

@@ -583,11 +583,16 @@ THE SOFTWARE.
         " runs, so the unbiased reliability@" + k + " is undefined and the plug-in one leads.");
     }
     if (pairs.length > 1 && rel.plugin.sd === 0 && (rel.unbiased.sd === 0 || rel.unbiased.sd === null)) {
-      notes.push("All " + pairs.length + " tasks have the same pass^" + k + ", so the intervals across tasks have zero width: " +
+      notes.push((pairs.length === 2 ? "Both" : "All " + pairs.length) + " tasks have the same pass^" + k + ", so the intervals across tasks have zero width: " +
         "that says the tasks' estimates coincide, not that reliability@" + k + " is known exactly.");
     }
+    var every = pairs.every(function (p) { return p[0] === p[1]; }) ? "passed"
+      : pairs.every(function (p) { return p[0] === 0; }) ? "failed" : null;
     if (pairs.length < 2) {
       notes.push("One task only: the suite interval needs at least two tasks.");
+    } else if (every) {
+      notes.push("Every run of every task " + every + ": a report built from such results runs no coverage check, " +
+        "as every suite simulated from them would be the same.");
     } else {
       notes.push("A report built from result files also runs a coverage check (simulated suites like this one) and leads with the estimate whose interval kept its level better; run the command below to see it.");
     }
