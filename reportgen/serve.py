@@ -223,6 +223,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         # A preview must never show a stale page after a rebuild.
         self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
 
     def _host(self) -> str | None:

@@ -572,6 +572,8 @@ def test_bad_input_is_named_next_to_its_field(context: BrowserContext, example_s
     assert page.inner_text("#task-c-error") == ""
     page.fill("#task-k", "0")
     assert "k must be at least 1" in message(page, "task-k")
+    page.fill("#task-k", "-1")  # a whole number, below the least allowed
+    assert "k must be at least 1" in message(page, "task-k")
     page.fill("#task-k", "3")
     for level in ("1", "0", "1.5", "-0.2", "abc"):
         page.fill("#task-level", level)

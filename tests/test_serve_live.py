@@ -250,6 +250,8 @@ def test_only_this_machine_by_name_is_answered(
     preview = small[0]
     port = preview.port
     assert _get(preview.url)[0] == 200
+    with urllib.request.urlopen(preview.url + "report.json") as answer:
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"
     assert _get(preview.url, f"localhost:{port}")[0] == 200
     # A page of another site whose name was pointed at 127.0.0.1 (DNS rebinding).
     for path in ("", "report.json", "__reportgen__/state"):

@@ -1112,8 +1112,12 @@ def test_planning_says_where_its_task_spread_comes_from(
         overview = (tmp_path / "site" / "index.html").read_text()
         assert '<a href="sets/s/index.html#notes-s">1 note</a> on its page' in overview
         assert 'id="notes-s"' in (tmp_path / "site" / "sets" / "s" / "index.html").read_text()
+        assert "no interval: it needs at least two tasks" in overview and "[n/a]" not in overview
     else:
         assert f"With these {len(counts)} tasks, a comparison" in text
+    if all(c == n for c, n in counts) and len(counts) > 1:
+        # Two intervals of no width: no sentence comparing their widths.
+        assert "Here the bootstrap interval is" not in text
 
 
 def test_k_of_one_reads_as_one_run(tmp_path: Path) -> None:

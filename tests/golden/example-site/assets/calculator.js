@@ -349,6 +349,9 @@ THE SOFTWARE.
 
   function wholeNumber(text, name, minimum, maximum) {
     if (!WHOLE.test(text)) {
+      if (/^\s*-\s*\d+\s*$/.test(text)) {  // a whole number, but below zero
+        return { error: name + " must be at least " + minimum + "." };
+      }
       return { error: name + " must be a whole number, for example " + minimum + "." };
     }
     var value = parseInt(text, 10);
