@@ -1140,3 +1140,13 @@ def test_a_curve_cut_short_by_a_task_with_few_runs_says_so(tmp_path: Path) -> No
     ticks = re.findall(r">(\d+(?:\.\d+)?)</text>", curve.split("<details>")[0])
     assert "1.5" not in ticks and "1" in ticks and "2" in ticks
     assert "Numbers behind the curve chart" in curve
+
+
+def test_a_variance_that_cannot_be_split_says_why(tmp_path: Path) -> None:
+    site = _suite_site(tmp_path, [(1, 1), (3, 5), (1, 4)])  # one task of a single run
+    text = _text(site / "sets" / "s" / "index.html")
+    assert (
+        "The variance across tasks is not split into noise and difficulty here: 1 task has a "
+        "single run, which leaves no sampling variance to estimate" in text
+    )
+    assert "(null)" not in text
