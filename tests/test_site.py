@@ -1150,3 +1150,9 @@ def test_a_variance_that_cannot_be_split_says_why(tmp_path: Path) -> None:
         "single run, which leaves no sampling variance to estimate" in text
     )
     assert "(null)" not in text
+
+
+def test_a_flat_curve_is_not_said_to_fall(tmp_path: Path) -> None:
+    page = (_suite_site(tmp_path, [(5, 5), (4, 4)]) / "sets" / "s" / "index.html").read_text()
+    assert "are the same at every k, as every run of every task agrees" in page
+    assert "falls as k grows" not in page

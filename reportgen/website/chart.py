@@ -325,9 +325,14 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
     short = len(s.curve) < min(s.estimates.k, MAX_CURVE_K)
     last = f"{len(s.curve)} (the fewest runs of any task)" if short else str(len(s.curve))
     title = f"reliability@k and pass@k for k = 1 to {last}{bands}"
+    values = {(p.plugin.estimate, p.pass_at_k.estimate) for p in s.curve}
+    trend = (
+        "falls as k grows, mean pass@k rises"
+        if len(values) > 1 or len(s.curve) < 2
+        else "and mean pass@k are the same at every k, as every run of every task agrees"
+    )
     description = (
-        "Lines over k: reliability@k (mean pass^k over tasks, plug-in and unbiased) falls as k "
-        "grows, mean pass@k rises"
+        f"Lines over k: reliability@k (mean pass^k over tasks, plug-in and unbiased) {trend}"
         + ("; shaded bands are Student-t intervals across tasks." if bands else ".")
     )
     if short:
