@@ -619,6 +619,12 @@ def test_edge_results_read_as_the_command_line_says_them(
     text = page.inner_text("#task-result")
     assert page.get_attribute("#task-link", "href") == "?c=1&n=1&k=1&level=0.95"
     assert "1 of 1 run passed" in text and "the chance that one of these runs" in text
+    page.fill("#task-c", "16")
+    page.fill("#task-n", "20")
+    page.fill("#task-k", "3")  # pass@k's step shows its products, as the task pages do
+    assert "pass@3 = 1 \u2212 C(4, 3) / C(20, 3) = 1 \u2212 (4·3·2) / (20·19·18) = 0.996" in (
+        page.inner_text("#task-result")
+    )
     # Every task alike: a zero-width interval is not certainty (as estimate warns).
     page.fill("#suite-list", "20/20\n20/20")
     text = page.inner_text("#suite-result")

@@ -540,7 +540,8 @@ THE SOFTWARE.
       steps.push("Unbiased pass^" + k + " = C(" + c + ", " + k + ") / C(" + n + ", " + k + ") = (" + falling(c, k) + ") / (" + falling(n, k) + ") = " +
         fixed(r.pass_hat_k.unbiased) + ": " + (k === 1 ? "the chance that one of these runs, drawn at random, passed."
           : "the chance that " + k + " of these runs, drawn without replacement, all passed."));
-      steps.push("pass@" + k + " = 1 \u2212 C(" + (n - c) + ", " + k + ") / C(" + n + ", " + k + ") = " + fixed(r.pass_at_k) +
+      steps.push("pass@" + k + " = 1 \u2212 C(" + (n - c) + ", " + k + ") / C(" + n + ", " + k + ") = 1 \u2212 (" +
+        falling(n - c, k) + ") / (" + falling(n, k) + ") = " + fixed(r.pass_at_k) +
         ": " + (k === 1 ? "the same chance, as one run is all there is to pass." : "the chance that at least one of " + k + " such runs passed."));
     } else {
       steps.push("Unbiased pass^" + k + " = C(" + c + ", " + k + ") / C(" + n + ", " + k + ") = " + fixed(r.pass_hat_k.unbiased) +
