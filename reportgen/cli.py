@@ -572,7 +572,7 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
-    from .lookup import find_result_set, plan_text
+    from .lookup import find_result_set, is_report, plan_text
     from .stats.estimate import EstimateError
     from .stats.planner import plan
     from .views import plan_json
@@ -588,6 +588,14 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
             raise UserError(f"--correlation: must lie between -1 and 1, got {args.correlation}")
     tasks = None if args.tasks is None else _whole_number("--tasks", args.tasks, 2)
     if args.report is not None:
+        report_path = Path(args.report.partition("#")[0])
+        if not is_report(report_path):
+            # A result file has no headline estimate whose spread the plan could use:
+            # taking T from it with the default S gave a plan unlike its site's.
+            raise UserError(
+                f"--report: {report_path} is not a built site or its report.json; build it "
+                "first (reportgen build), or give --task-sd and --tasks yourself"
+            )
         observed = find_result_set(args.report, "--report")
         if task_sd is None and observed.task_sd is not None:
             task_sd = observed.task_sd

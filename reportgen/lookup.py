@@ -28,7 +28,8 @@ class NamedCounts:
     task_sd: float | None = None
 
 
-def _is_report(path: Path) -> bool:
+def is_report(path: Path) -> bool:
+    """A built site (a folder holding report.json) or a report.json itself."""
     if path.is_dir():
         return (path / "report.json").is_file()
     return path.name.endswith("report.json") or (
@@ -48,7 +49,7 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
     """`PATH` or `PATH#ID`: a result file or a site/report.json, and which result set in it."""
     path_text, _, wanted = spec.partition("#")
     path = Path(path_text)
-    if _is_report(path):
+    if is_report(path):
         doc = read_report(path, flag, tasks=True)
         candidates = {
             rs["id"]: NamedCounts(
