@@ -335,7 +335,20 @@ def load_baseline(path: Path, report: dict[str, Any], tasks: bool) -> dict[str, 
     if not loaded.result_sets:
         raise UserError(f"--baseline: {path} holds no result sets")
     sets = [(rs.suite, rs.model, rs.name, rs.counts_by_task()) for rs in loaded.result_sets]
-    return _doc_from_counts(str(path), sets, report)
+    doc = _doc_from_counts(str(path), sets, report)
+    ours = report["result_sets"]
+    if len(sets) == 1 and len(ours) == 1:
+        # One set on each side: the same eval, run before. A bare results file's suite is
+        # named after the file (main-results.jsonl against results.jsonl), so matching by
+        # name would compare nothing and let every regression through.
+        (theirs,) = doc["result_sets"]
+        if (theirs["suite"], theirs["model"]) != (ours[0]["suite"], ours[0]["model"]):
+            doc["label"] += (
+                f" (its one result set, {theirs['name']!r}, taken as the report's "
+                f"{ours[0]['name']!r})"
+            )
+            theirs["suite"], theirs["model"] = ours[0]["suite"], ours[0]["model"]
+    return doc
 
 
 def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:

@@ -670,3 +670,23 @@ def test_check_lists_each_group_clearest_first_with_p_in_its_own_direction(
     status, out = run(["check", str(one_now), "--baseline", str(one_then), "--per-task"])
     assert status == 1  # a regressed
     assert "at level 0.05 over all 1 shared task" in out and "the others" not in out
+
+
+def test_one_set_against_one_result_file_is_paired_whatever_their_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The README's gate: a site built from results.jsonl against the main branch's
+    # main-results.jsonl. Each file's set is named after the file, so matching by
+    # name compared nothing and passed every regression.
+    now, then = tmp_path / "results.jsonl", tmp_path / "main-results.jsonl"
+    then.write_text("".join(f'{{"task": "t{i % 5}", "passed": true}}\n' for i in range(20)))
+    # Task t0 now fails every run: reliability@3 falls from 1.0 to 0.8.
+    now.write_text(
+        "".join(f'{{"task": "t{i % 5}", "passed": {str(i % 5 != 0).lower()}}}\n' for i in range(20))
+    )
+    site = tmp_path / "site"
+    assert run(["build", str(now), "-o", str(site)])[0] == 0
+    status, out = run(["check", str(site), "--baseline", str(then), "--max-drop", "0.05"])
+    assert status == 1, out
+    assert "its one result set, 'main-results', taken as the report's 'results'" in out
+    assert "dropped by" in out and "compared nothing" not in capsys.readouterr().err
