@@ -246,7 +246,8 @@ def check_markdown(result: CheckResult) -> str:
         else:
             lines += ["No task was tested: no result set is in the baseline.", ""]
         if len(moved) > MARKDOWN_MOVED_ROWS:
-            lines += [f"{len(moved) - MARKDOWN_MOVED_ROWS} more tasks moved within noise.", ""]
+            more = len(moved) - MARKDOWN_MOVED_ROWS
+            lines += [f"{counted(more, 'more task', 'more tasks')} moved within noise.", ""]
         several = len(gate.shared_sets) > 1
         for label, groups in (("New", gate.new), ("Gone", gate.gone)):
             names = [

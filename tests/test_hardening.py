@@ -673,6 +673,10 @@ def test_item10_device_and_fifo(tmp_path: Path, capsys: pytest.CaptureFixture[st
     os.mkfifo(config)
     (line,) = errors_of(["summary", "--config", str(config)], capsys)
     assert f"{config}: is a named pipe (FIFO)" in line
+    # A folder where check expects report.json is a folder, not "a device".
+    (tmp_path / "site" / "report.json").mkdir(parents=True)
+    (line,) = errors_of(["check", str(tmp_path / "site"), "--min-reliability", "0.5"], capsys)
+    assert line.endswith(f"{tmp_path / 'site' / 'report.json'}: is a folder, not a file")
 
 
 def test_fuzz_finds_stay_fixed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -527,6 +527,8 @@ def not_regular(path: Path) -> str | None:
         return f"cannot be read ({error.strerror})"
     if stat.S_ISREG(mode):
         return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
     kind = (
         "a named pipe (FIFO)"
         if stat.S_ISFIFO(mode)
