@@ -17,6 +17,7 @@ from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import describe, json_loads, not_regular
+from .stats.elementary import decimals
 from .stats.estimate import MAX_K, confidence_extreme
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
 from .terminal import fixed, percent
@@ -164,6 +165,16 @@ def headline_estimator(rs: dict[str, Any]) -> str:
     return chosen if chosen in ("plugin", "unbiased") else "plugin"
 
 
+def _apart(value: float, bar: float) -> tuple[str, str]:
+    """Both numbers to three decimals, or to as many more as it takes to tell them
+    apart: "0.438 is below 0.438" said nothing of a bar given as 0.43772."""
+    for places in range(3, 10):
+        shown = decimals(value, places), decimals(bar, places)
+        if shown[0] != shown[1]:
+            return shown
+    return fixed(value), fixed(bar)
+
+
 def check_report(
     report: dict[str, Any],
     min_reliability: float | None,
@@ -189,10 +200,11 @@ def check_report(
             failures.append(f"{name}: {label} is undefined; see the report's warnings")
             continue
         if min_reliability is not None:
+            shown, bar = _apart(value, min_reliability)
             if value < min_reliability:
-                failures.append(f"{name}: {label} {fixed(value)} is below {fixed(min_reliability)}")
+                failures.append(f"{name}: {label} {shown} is below {bar}")
             else:
-                passes.append(f"{name}: {label} {fixed(value)} >= {fixed(min_reliability)}")
+                passes.append(f"{name}: {label} {shown} >= {bar}")
         if baseline is not None and max_drop is not None:
             old = old_sets.get((rs["suite"], rs["model"]))
             if old is None:
@@ -205,9 +217,8 @@ def check_report(
             drop = old_value - value
             move = f"{name}: {label} {fixed(old_value)} -> {fixed(value)}"
             if drop > max_drop:
-                failures.append(
-                    f"{move}: dropped by {fixed(drop)}, more than the allowed {fixed(max_drop)}"
-                )
+                shown, bar = _apart(drop, max_drop)
+                failures.append(f"{move}: dropped by {shown}, more than the allowed {bar}")
             elif round(drop, 3) > 0:
                 passes.append(
                     f"{move}: fell by {fixed(drop)}, within the allowed {fixed(max_drop)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from reportgen.check import headline_estimator
 from reportgen.check_output import code, escape_data, escape_property
 from reportgen.cli import main
 from reportgen.stats.estimate import estimate_suite
@@ -690,3 +692,17 @@ def test_one_set_against_one_result_file_is_paired_whatever_their_names(
     assert status == 1, out
     assert "its one result set, 'main-results', taken as the report's 'results'" in out
     assert "dropped by" in out and "compared nothing" not in capsys.readouterr().err
+
+
+def test_a_bar_close_to_the_value_is_shown_with_the_digits_that_tell_them_apart(
+    site: Path,
+) -> None:
+    doc = json.loads((site / "report.json").read_text())
+    rs = doc["result_sets"][0]
+    value = rs["reliability_at_k"][headline_estimator(rs)]["estimate"]
+    bar = value + 4e-6  # the same to three decimals
+    status, out = run(["check", str(site), "--min-reliability", repr(bar)])
+    assert status == 1
+    below = re.search(r"\) (\d\.\d+) is below (\d\.\d+)", out)
+    assert below is not None and below.group(1) != below.group(2), out
+    assert float(below.group(1)) < float(below.group(2))
