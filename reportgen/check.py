@@ -9,7 +9,7 @@ by suite and model.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -152,6 +152,9 @@ class Verdict:
     passes: list[str]
     #: Result sets of the report that the baseline holds too (by suite and model).
     matched: int = 0
+    #: Each result set's figures at full precision, for --format json: name, estimator,
+    #: value, and where checked the bar, the baseline's value and the drop.
+    figures: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _value(rs: dict[str, Any], estimator: str) -> float | None:
@@ -190,12 +193,28 @@ def check_report(
     k = report["k"]
     failures: list[str] = []
     passes: list[str] = []
+    figures: list[dict[str, Any]] = []
     old_sets = {(rs["suite"], rs["model"]): rs for rs in (baseline or {}).get("result_sets", [])}
     for rs in report["result_sets"]:
         name = rs["name"]
         chosen = headline_estimator(rs) if estimator == "headline" else estimator
         value = _value(rs, chosen)
         label = f"reliability@{k} ({'plug-in' if chosen == 'plugin' else chosen})"
+        figure: dict[str, Any] = {"name": name, "estimator": chosen, "value": value}
+        figures.append(figure)
+        if min_reliability is not None:
+            figure["min_reliability"] = min_reliability
+        if baseline is not None and max_drop is not None:
+            old = old_sets.get((rs["suite"], rs["model"]))
+            figure["baseline"] = None if old is None else _value(old, chosen)
+            figure["max_drop"] = max_drop
+            both = value is not None and figure["baseline"] is not None
+            figure["drop"] = figure["baseline"] - value if both else None
+        figure["passed"] = (
+            value is not None
+            and (min_reliability is None or value >= min_reliability)
+            and (figure.get("drop") is None or figure["drop"] <= max_drop)
+        )
         if value is None:
             failures.append(f"{name}: {label} is undefined; see the report's warnings")
             continue
@@ -226,7 +245,7 @@ def check_report(
             else:
                 passes.append(f"{move}: {'rose' if round(drop, 3) < 0 else 'held'}")
     matched = sum((rs["suite"], rs["model"]) in old_sets for rs in report["result_sets"])
-    return Verdict(failures=failures, passes=passes, matched=matched)
+    return Verdict(failures=failures, passes=passes, matched=matched, figures=figures)
 
 
 def _history_build(path: Path, report: dict[str, Any]) -> dict[str, Any]:

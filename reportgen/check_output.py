@@ -175,7 +175,11 @@ def check_json(result: CheckResult) -> dict[str, Any]:
         "passed": not result.failed,
         "warnings": list(result.warnings),
         "baseline": result.baseline,
-        "suite": {"failures": result.suite.failures, "passes": result.suite.passes},
+        "suite": {
+            "failures": result.suite.failures,
+            "passes": result.suite.passes,
+            "result_sets": result.suite.figures,
+        },
         "per_task": per_task,
     }
 

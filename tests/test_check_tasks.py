@@ -706,3 +706,17 @@ def test_a_bar_close_to_the_value_is_shown_with_the_digits_that_tell_them_apart(
     below = re.search(r"\) (\d\.\d+) is below (\d\.\d+)", out)
     assert below is not None and below.group(1) != below.group(2), out
     assert float(below.group(1)) < float(below.group(2))
+
+
+def test_check_json_carries_each_sets_figures_at_full_precision(site: Path) -> None:
+    doc = json.loads((site / "report.json").read_text())
+    argv = ["check", str(site), "--min-reliability", "0.5", "--baseline", str(site)]
+    status, out = run([*argv, "--max-drop", "0.05", "--format", "json"])
+    figures = json.loads(out)["suite"]["result_sets"]
+    assert [f["name"] for f in figures] == [rs["name"] for rs in doc["result_sets"]]
+    for figure, rs in zip(figures, doc["result_sets"], strict=True):
+        value = rs["reliability_at_k"][headline_estimator(rs)]["estimate"]
+        assert figure["value"] == value and figure["baseline"] == value  # not rounded
+        assert figure["drop"] == 0 and figure["max_drop"] == 0.05
+        assert figure["passed"] is (value >= 0.5)
+    assert status == (0 if all(f["passed"] for f in figures) else 1)
