@@ -160,14 +160,17 @@ def plan_text(result: Plan) -> str:
     dd = result.detectable_difference
     power = f"{percent(dd.power)} power (correlation {fixed(dd.correlation)})"
     if dd.value <= 1.0:
-        detects = f"detects a difference of about {fixed(dd.value)} at {power}"
+        # Below 0.0005 three decimals would say 0.000: two significant digits instead.
+        value = fixed(dd.value) if dd.value >= 0.0005 else f"{dd.value:.2g}"
+        detects = f"detects a difference of about {value} at {power}"
     else:
         # Past 1 the normal approximation has left the scale of a difference of rates.
         detects = f"detects no difference, not even the largest possible (1), at {power}"
     return (
-        f"to pin an estimate to within ±{fixed(result.target_halfwidth)} at {level}:\n"
-        f"  runs per task: {result.runs_per_task} (Wilson interval at a pass rate of "
+        # The target as given: a half-width of 0.0001 is not "±0.000".
+        f"to pin an estimate to within ±{result.target_halfwidth:g} at {level}:\n"
+        f"  runs per task: {result.runs_per_task:,} (Wilson interval at a pass rate of "
         f"{fixed(result.pass_rate)})\n"
-        f"  tasks:         {result.tasks} (Student-t, across-task sd {fixed(result.task_sd)})\n"
-        f"with {dd.tasks} tasks, a paired comparison {detects}\n"
+        f"  tasks:         {result.tasks:,} (Student-t, across-task sd {fixed(result.task_sd)})\n"
+        f"with {dd.tasks:,} tasks, a paired comparison {detects}\n"
     )

@@ -202,3 +202,9 @@ def test_a_suite_of_one_task_gets_its_suite_block_and_the_warning() -> None:
     assert "warning: one task only: the suite interval needs at least two tasks" in suite
     _, task = run(["estimate", "--successes", "16", "--runs", "20", "-k", "3"])
     assert "reliability@3" not in task and "warning" not in task
+
+
+def test_plan_writes_a_tiny_target_and_big_counts_readably() -> None:
+    _, text = run(["plan", "--target-halfwidth", "0.0001"])
+    assert "to within ±0.0001 at 95%" in text  # not "±0.000"
+    assert "runs per task: 96,036,467" in text and "about 0.0002 at 80% power" in text
