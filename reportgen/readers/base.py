@@ -515,6 +515,33 @@ def load_json_document(path: Path, problems: Problems) -> Any:
     return None
 
 
+#: A JSONL line longer than this is refused without being read into memory whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+def jsonl_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | str]]:
+    """(line number, line) for each non-blank line of a JSON-lines file, a byte-order
+    mark on the first line left out (the lines DuckDB counts as records); a line longer
+    than `max_line` yields an error string instead, without being held whole."""
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            line = handle.readline(max_line + 1)
+            if not line:
+                return
+            number += 1
+            if len(line) > max_line and not line.endswith(b"\n"):
+                yield number, f"line is longer than {max_line // (1024 * 1024)} MiB"
+                # Skip the rest of that line without holding it.
+                while line and not line.endswith(b"\n"):
+                    line = handle.readline(max_line)
+                continue
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte-order mark, as some editors write
+            if line.strip():
+                yield number, line
+
+
 def not_regular(path: Path) -> str | None:
     """Why a path that exists is not a file to read, or None for a regular file.
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .base import (
+    MAX_LINE_BYTES,
     Reader,
     Source,
     Tally,
@@ -18,36 +18,14 @@ from .base import (
     is_optional_text,
     json_loads,
     json_reason,
+    jsonl_lines,
     parse_passed,
     task_id_of,
 )
 
-#: A JSONL line longer than this is refused without being read into memory whole.
-MAX_LINE_BYTES = 16 * 1024 * 1024
 #: From this size on, a file is first read through DuckDB (bench/run.py measures both
 #: ways); below it, loading DuckDB costs more than it saves.
 DUCKDB_MIN_BYTES = 8 * 1024 * 1024
-
-
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | str]]:
-    """(line number, line) for each non-blank line; an over-long line yields an error string."""
-    with path.open("rb") as handle:
-        number = 0
-        while True:
-            line = handle.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                return
-            number += 1
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                yield number, f"line is longer than {MAX_LINE_BYTES // (1024 * 1024)} MiB"
-                # Skip the rest of that line without holding it.
-                while line and not line.endswith(b"\n"):
-                    line = handle.readline(MAX_LINE_BYTES)
-                continue
-            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]  # a UTF-8 byte-order mark, as some editors write
-            if line.strip():
-                yield number, line
 
 
 def first_long_line(path: Path) -> int | None:
@@ -115,7 +93,7 @@ def read_jsonl(source: Source, tally: Tally) -> None:
 
 def _first_record(path: Path) -> Any:
     """The first line's JSON value; None when there is none or it is not JSON."""
-    for _, line in _jsonl_lines(path):
+    for _, line in jsonl_lines(path, MAX_LINE_BYTES):
         try:
             return json_loads(line)
         except ValueError:
@@ -161,7 +139,7 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
     add_run = tally.add_run
     loads = orjson.loads
     base = tally.line_base
-    for number, line in _jsonl_lines(source.path):
+    for number, line in jsonl_lines(source.path, MAX_LINE_BYTES):
         # Stop once a problem beyond MAX_PROBLEMS was seen (Problems then adds the
         # "stopped after" line), so the user learns that more may follow.
         if problems.truncated:

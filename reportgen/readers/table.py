@@ -39,6 +39,7 @@ from .base import (
     did_you_mean,
     json_loads,
     json_reason,
+    jsonl_lines,
     unprintable,
 )
 
@@ -894,34 +895,23 @@ def read_jsonl_counts(source: Source, tally: Tally) -> None:
 
 
 def _record_lines(path: Path) -> list[int]:
-    """The line number of each record, in order: the lines that are not blank (after a
-    byte-order mark on the first), as DuckDB numbers a file's records."""
-    numbers = []
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            if line.strip():
-                numbers.append(number)
-    return numbers
+    """The line number of each record, in order, as DuckDB numbers a file's records."""
+    return [number for number, _ in jsonl_lines(path)]
 
 
 def _jsonl_problem(path: Path) -> str | None:
     """The first line that is not a JSON object, when DuckDB refuses a counts file."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            if not line.strip():
-                continue
-            try:
-                record = json_loads(line)
-            except UnicodeDecodeError:
-                return f"line {number}: not UTF-8 text (is this a binary file?)"
-            except ValueError as error:
-                return f"line {number}: not valid JSON: {json_reason(error)}"
-            if not isinstance(record, dict):
-                return f'line {number}: expected an object like {{"task": ..., "successes": ...}}'
+    for number, line in jsonl_lines(path):
+        if isinstance(line, str):
+            return f"line {number}: {line}"
+        try:
+            record = json_loads(line)
+        except UnicodeDecodeError:
+            return f"line {number}: not UTF-8 text (is this a binary file?)"
+        except ValueError as error:
+            return f"line {number}: not valid JSON: {json_reason(error)}"
+        if not isinstance(record, dict):
+            return f'line {number}: expected an object like {{"task": ..., "successes": ...}}'
     return None
 
 
@@ -999,31 +989,26 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
     return True
 
 
-def _passed_given_as_null(path: Path, records: list[int]) -> bool:
+def _passed_given_as_null(path: Path, records: list[int], max_line: int) -> bool:
     """Whether each of these records (numbered from 0, blank lines skipped, as DuckDB
     numbers them) has "passed": null, rather than no "passed" at all."""
     wanted = iter(records)
     target = next(wanted, None)
-    index = 0
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1:
-                line = line.removeprefix(b"\xef\xbb\xbf")
-            if not line.strip():
-                continue
-            if index == target:
-                try:
-                    record = json_loads(line)
-                except ValueError:
-                    return False
-                if not isinstance(record, dict) or "passed" not in record:
-                    return False
-                if record["passed"] is not None:
-                    return False
-                target = next(wanted, None)
-                if target is None:
-                    return True
-            index += 1
+    for index, (_, line) in enumerate(jsonl_lines(path, max_line)):
+        if index == target:
+            if isinstance(line, str):
+                return False  # too long a line: the line-by-line reader names it
+            try:
+                record = json_loads(line)
+            except ValueError:
+                return False
+            if not isinstance(record, dict) or "passed" not in record:
+                return False
+            if record["passed"] is not None:
+                return False
+            target = next(wanted, None)
+            if target is None:
+                return True
     return target is None
 
 
@@ -1101,7 +1086,7 @@ def _jsonl_tasks(
             f"SELECT _row FROM v WHERE code = {EXCLUDED} ORDER BY _row"
         ).fetchall()
     ]
-    if nulls and not _passed_given_as_null(source.path, nulls):
+    if nulls and not _passed_given_as_null(source.path, nulls, max_line):
         return None
     # A run given twice: the Python reader names both lines. One distinct count over
     # the file is much cheaper than one per task. Runs are JSON text here, so 1 and "1"
