@@ -202,10 +202,10 @@ def check_report(
         label = f"reliability@{k} ({'plug-in' if chosen == 'plugin' else chosen})"
         figure: dict[str, Any] = {"name": name, "estimator": chosen, "value": value}
         figures.append(figure)
+        old = old_sets.get((rs["suite"], rs["model"]))
         if min_reliability is not None:
             figure["min_reliability"] = min_reliability
         if baseline is not None and max_drop is not None:
-            old = old_sets.get((rs["suite"], rs["model"]))
             figure["baseline"] = None if old is None else _value(old, chosen)
             figure["max_drop"] = max_drop
             both = value is not None and figure["baseline"] is not None
@@ -225,11 +225,10 @@ def check_report(
             else:
                 passes.append(f"{name}: {label} {shown} >= {bar}")
         if baseline is not None and max_drop is not None:
-            old = old_sets.get((rs["suite"], rs["model"]))
             if old is None:
                 passes.append(f"{name}: not in the baseline; nothing to compare")
                 continue
-            old_value = _value(old, chosen)
+            old_value = figure["baseline"]
             if old_value is None:
                 passes.append(f"{name}: {label} is undefined in the baseline; nothing to compare")
                 continue

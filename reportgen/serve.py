@@ -346,13 +346,17 @@ class PreviewServer:
                 raise
             # A site built earlier is there: serve it, with the error over its pages,
             # so that the mistake can be fixed with the preview open.
-            for line in error.problems:
-                print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
-            self.problems = list(error.problems)
+            self._failed(error)
         except BaseException:
             self.server.server_close()
             raise
         self._thread: threading.Thread | None = None
+
+    def _failed(self, error: UserError) -> None:
+        """A build refused its input: said in the terminal, and over the open pages."""
+        for line in error.problems:
+            print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
+        self.problems = list(error.problems)
 
     def _handler(self, folder: Path) -> Callable[..., _QuietHandler]:
         return functools.partial(_QuietHandler, directory=str(folder), preview=self)
@@ -403,9 +407,7 @@ class PreviewServer:
             self.problems = []
         except UserError as error:
             # Keep serving the last good site; the user fixes the input and saves again.
-            for line in error.problems:
-                print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
-            self.problems = list(error.problems)
+            self._failed(error)
         except Exception as error:  # a bug must not end the preview
             # reportgen's own bug: said with its traceback (for a report), and the last
             # good site stays served, as for a mistake in the input.
