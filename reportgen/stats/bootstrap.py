@@ -12,7 +12,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 from . import elementary
 from .estimate import (
@@ -25,6 +24,7 @@ from .estimate import (
     unbiased_pass_hat_k,
     validate,
 )
+from .special import special
 
 DEFAULT_REPLICATES = 2000
 DEFAULT_SEED = 20240101

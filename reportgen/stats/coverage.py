@@ -18,7 +18,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 from . import elementary
 from .bootstrap import DEFAULT_SEED, SHOWN_INTERVAL
@@ -33,6 +32,7 @@ from .estimate import (
     validate,
 )
 from .population import Population, draw_counts, outcome_probabilities
+from .special import special
 
 #: Simulated suites for the t and clustered intervals (the issue asks for >= 2,000).
 COVERAGE_REPLICATES = 2000

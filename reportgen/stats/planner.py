@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from .estimate import DEFAULT_CONFIDENCE, EstimateError, normal_quantile, t_quantile
+from .special import special
 
 Json = dict[str, Any]
 

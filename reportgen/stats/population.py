@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 from . import elementary
 from .estimate import FloatArray, IntArray
+from .special import special
 
 #: The smallest Beta concentration a + b fitted; below it the Beta is so
 #: U-shaped that tasks are all but certain to always pass or always fail.
