@@ -4,7 +4,7 @@ that shape its pages.
 An editable install (`make` sets one up) keeps its version number across a `git
 pull`, and so does a wheel rebuilt from changed code: a cache keyed by the version
 alone kept pages the new code would write differently. The source is a few hundred
-kilobytes: hashing it and looking up the libraries' versions takes about 4 ms, once
+kilobytes: hashing it and looking up the libraries' versions takes about 5 ms, once
 per process.
 """
 
@@ -17,9 +17,19 @@ from pathlib import Path
 
 from . import __version__
 
-#: Libraries whose upgrade may change a page (the numbers' libraries key the stored
-#: results, results.py; the charts' key the charts, website/charts.py).
-PAGE_LIBRARIES = ("jinja2", "markdown-it-py", "markupsafe")
+#: Libraries whose upgrade may change a page: those that render it, those that compute
+#: its numbers and those that draw its charts (inline SVG). The stored results and
+#: charts have keys of their own (results.py, website/charts.py), but a page kept
+#: by its key must not keep the numbers or the chart of the library before.
+PAGE_LIBRARIES = (
+    "jinja2",
+    "markdown-it-py",
+    "markupsafe",
+    "numpy",
+    "scipy",
+    "altair",
+    "vl-convert-python",
+)
 
 
 @functools.cache

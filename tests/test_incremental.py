@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,23 @@ def test_a_rebuild_under_another_umask_gives_the_clean_builds_modes(
     assert modes(rebuilt.output) == modes(clean.output)
     assert set(modes(clean.output).values()) == {0o644, 0o755}
     assert clean.output.stat().st_mode & 0o777 == 0o755
+
+
+def test_code_identity_follows_the_libraries_behind_the_numbers_and_charts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # After an upgrade of scipy (numbers in their last digits) or vl-convert (the
+    # inline SVG of the overview), a kept page would show what the old one made.
+    real = metadata.version
+    before = code.identity()
+    try:
+        for library in ("numpy", "scipy", "altair", "vl-convert-python", "jinja2"):
+            monkeypatch.setattr(
+                metadata, "version", lambda name, lib=library: "9.9" if name == lib else real(name)
+            )
+            code.identity.cache_clear()
+            assert code.identity() != before, library
+    finally:
+        monkeypatch.undo()
+        code.identity.cache_clear()
+    assert code.identity() == before
