@@ -43,6 +43,7 @@ from .readers import FORMATS, Loaded
 from .readers.folder import walk
 from .results import Results, Unfit, results_from_json
 from .website.charts import Chart, SiteCharts
+from .website.replay import Record
 
 CACHE_DIR = ".reportgen-cache"
 _KEEP = 4  # entries of each kind kept; older ones are removed
@@ -142,12 +143,16 @@ def input_digest(path: Path, known: KnownDigests | None = None) -> str | None:
     return digest.hexdigest()
 
 
-def folder_digest(folders: Iterable[Path]) -> str:
-    """One hash over every file (name and bytes) in the given folders, in order."""
+def folder_digest(folders: Iterable[Path], skip: Callable[[Path], bool] | None = None) -> str:
+    """One hash over every file (name and bytes) in the given folders, in order; with
+    `skip`, leaving out the files whose path in their folder it is true of."""
     digest = hashlib.blake2b(digest_size=16)
     for folder in folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            digest.update(str(path.relative_to(folder)).encode() + b"\0")
+            relative = path.relative_to(folder)
+            if skip is not None and skip(relative):
+                continue
+            digest.update(str(relative).encode() + b"\0")
             digest.update(file_digest(path).encode())
     return digest.hexdigest()
 
@@ -181,6 +186,25 @@ class SiteState:
 
 #: The last build's pages: path -> (what it was made from, as a key; size; mtime in ns).
 PageKeys = dict[str, tuple[str, int, int]]
+
+
+@dataclass(frozen=True)
+class SiteRecipe:
+    """What the last build wrote and from what, for a rebuild after template edits that
+    renders the changed pages from their records (website/replay.py) instead of the
+    report. Stored under a key of everything but the templates (build.py)."""
+
+    #: Every file of the site as written: path -> (size, mtime in ns).
+    files: dict[str, tuple[int, int]]
+    #: Each page: path -> (its template, the key of its data; None: always rendered).
+    #: The other files are made from the data alone.
+    pages: dict[str, tuple[str, str | None]]
+    #: The key of each of those templates (None: it could not be read).
+    templates: dict[str, str | None]
+    #: The templates each template's source names, by the source's digest
+    #: (render.source_digest): a rebuild parses only the sources edited since.
+    references: dict[str, list[str | None]]
+    state: SiteState
 
 
 #: Entries this process last wrote or read, by file, with the file's identity then
@@ -231,8 +255,7 @@ class Cache:
         return self._get("site", entry, _site_from_json)
 
     def put_site(self, entry: str, state: SiteState) -> None:
-        doc = [list(state.counts), state.result_sets, list(state.notes), list(state.warnings)]
-        self._put("site", entry, doc)
+        self._put("site", entry, _site_to_json(state))
 
     def get_digests(self) -> KnownDigests:
         return KnownDigests(self._get("digests", "last", _digests_from_json))
@@ -258,6 +281,34 @@ class Cache:
     def put_pages(self, pages: PageKeys) -> None:
         entries = {path: list(entry) for path, entry in pages.items()}
         self._put("pages", "last", entries, remember=dict(pages))
+
+    def get_recipe(self, entry: str) -> SiteRecipe | None:
+        return self._get("recipe", entry, _recipe_from_json)
+
+    def put_recipe(self, entry: str, recipe: SiteRecipe) -> None:
+        # Columns, not an object per file, and each distinct (template, data) once:
+        # a site of 20,000 task pages shares a few of them, and this is read back
+        # by every rebuild after a template edit.
+        made_from = sorted(set(recipe.pages.values()), key=repr)
+        index = {pair: i for i, pair in enumerate(made_from)}
+        paths = list(recipe.files)
+        doc = {
+            "paths": paths,
+            "sizes": [recipe.files[p][0] for p in paths],
+            "mtimes": [recipe.files[p][1] for p in paths],
+            "made_from": [index[recipe.pages[p]] if p in recipe.pages else -1 for p in paths],
+            "recipes": [list(pair) for pair in made_from],
+            "templates": recipe.templates,
+            "references": recipe.references,
+            "state": _site_to_json(recipe.state),
+        }
+        self._put("recipe", entry, doc)
+
+    def get_record(self, path: str, data_key: str) -> Record | None:
+        return self._get("record", key(path, data_key), _record_from_json)
+
+    def put_record(self, path: str, data_key: str, record: Record) -> None:
+        self._put("record", key(path, data_key), record.to_json())
 
     # -- files
 
@@ -517,13 +568,34 @@ _TAG = re.compile(r"<(/?)([^\s/>]*)")
 _ACTIVE = re.compile(r"\son[a-z]+\s*=|href|javascript:|<!|<\?", re.IGNORECASE)
 
 
+def _inert(text: str) -> bool:
+    """Whether text may go into a page as it is: nothing in it could run or load."""
+    return not _ACTIVE.search(text) and all(name in _SVG_ELEMENTS for _, name in _TAG.findall(text))
+
+
 def _svg(value: Any) -> str:
     svg = _text(value)
-    if not svg.startswith("<svg ") or _ACTIVE.search(svg):
-        raise Damaged("not a chart")
-    if any(name not in _SVG_ELEMENTS for _, name in _TAG.findall(svg)):
-        raise Damaged("an element charts do not use")
+    if not svg.startswith("<svg ") or not _inert(svg):
+        raise Damaged("not a chart, or one with an element charts do not use")
     return svg
+
+
+def _record_from_json(doc: Any) -> Record:
+    """A page's record (website/replay.py). A template may print any of its text as it
+    is (a chart's SVG with `| safe`), so, as with cached charts, no text in it may hold
+    anything that could run or load."""
+    record = Record.from_json(doc)
+    for answers in (record.context, *record.nodes):
+        for answer in answers.values():
+            items = answer[1] if _is_answer(answer) and answer[0] == "s" else [answer]
+            for item in items if isinstance(items, list) else ():
+                if _is_answer(item) and type(item[1]) is str and not _inert(item[1]):
+                    raise Damaged("text that could run or load")
+    return record
+
+
+def _is_answer(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2
 
 
 def _chart_group(value: Any) -> list[Chart]:
@@ -549,6 +621,39 @@ def _charts_from_json(doc: Any) -> SiteCharts:
 
 
 # ---------------------------------------------------------------- the finished site
+
+
+def _site_to_json(state: SiteState) -> Any:
+    return [list(state.counts), state.result_sets, list(state.notes), list(state.warnings)]
+
+
+def _recipe_from_json(doc: Any) -> SiteRecipe:
+    paths, sizes, mtimes, made_from = (
+        _list(doc[name]) for name in ("paths", "sizes", "mtimes", "made_from")
+    )
+    if not len(paths) == len(sizes) == len(mtimes) == len(made_from):
+        raise Damaged("columns of different lengths")
+    recipes = [(_text(t), _optional_text(d)) for t, d in map(_list, _list(doc["recipes"]))]
+    if not (
+        all(type(p) is str for p in paths)
+        and all(type(n) is int and n >= 0 for n in sizes)
+        and all(type(n) is int for n in mtimes)
+        and all(type(i) is int and -1 <= i < len(recipes) for i in made_from)
+    ):
+        raise Damaged("a path, size, time or recipe of the wrong type")
+    files = dict(zip(paths, zip(sizes, mtimes, strict=True), strict=True))
+    pages = {p: recipes[i] for p, i in zip(paths, made_from, strict=True) if i >= 0}
+    templates = {
+        _text(name): _optional_text(template_key)
+        for name, template_key in _of(doc["templates"], dict).items()
+    }
+    references = {
+        _text(digest): [_optional_text(name) for name in _list(names)]
+        for digest, names in _of(doc["references"], dict).items()
+    }
+    if len(files) != len(paths) or not {t for t, _ in pages.values()} <= templates.keys():
+        raise Damaged("a path twice, or a page's template without its key")
+    return SiteRecipe(files, pages, templates, references, _site_from_json(doc["state"]))
 
 
 def _site_from_json(doc: Any) -> SiteState:

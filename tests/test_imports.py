@@ -153,3 +153,20 @@ def test_a_rebuild_where_nothing_changed_skips_scipy(tmp_path: Path) -> None:
     status, modules = _loaded_modules(*argv)
     assert status == 0
     assert not [m for m in modules if m == "scipy" or m.startswith("scipy.")]
+
+
+def test_an_overview_edit_is_rebuilt_without_the_statistics(tmp_path: Path) -> None:
+    # After an edit of index.html alone, the page is rendered from the record its last
+    # rendering left (website/replay.py): nothing is estimated, drawn or converted.
+    results = _write_runs(tmp_path / "runs.jsonl")
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    index = (ROOT / "templates" / "index.html").read_text()
+    (theme / "index.html").write_text(index)
+    argv = ("build", str(results), "--output", str(tmp_path / "site"), "--templates", str(theme))
+    assert _loaded_modules(*argv)[0] == 0
+    (theme / "index.html").write_text(index.replace("</h1>", "</h1><p>edited</p>", 1))
+    status, modules = _loaded_modules(*argv)
+    assert status == 0
+    assert "edited" in (tmp_path / "site" / "index.html").read_text()
+    assert not [m for m in modules if m.startswith(("scipy", "altair", "markdown_it"))]

@@ -23,6 +23,7 @@ import pytest
 from reportgen import __version__, code
 from reportgen.build import build
 from reportgen.config import load_config
+from reportgen.errors import UserError
 
 from .conftest import ROOT
 
@@ -70,9 +71,26 @@ def _files(site: Path) -> dict[str, bytes]:
     }
 
 
-def _edit(project: Path, step: int, rng: random.Random) -> str:
-    """One random edit; returns what it was, for the failure message."""
-    kind = rng.choice(["template", "template", "content", "run", "title", "k", "nothing"])
+def _edit(project: Path, step: int, rng: random.Random, kind: str | None = None) -> str:
+    """One random edit (of `kind`, if given); returns what it was, for the failure message."""
+    kind = kind or rng.choice(["template", "template", "content", "run", "title", "k", "nothing"])
+    if kind == "overview":
+        # An edit of index.html alone: rendered from its record when the record holds
+        # what the edit reads, else the usual way (the first task is never recorded).
+        path = project / "templates" / "index.html"
+        reads = rng.choice(
+            [
+                "",
+                "{{ report.sets | length }} {{ report.sets[0].lead.estimate | f3 }}",
+                "{{ report.sets[0].tasks[0].id }}",
+                "{% for s in report.sets %}{{ s.result_set.name | upper }}{% endfor %}",
+            ]
+        )
+        text = path.read_text().replace(
+            "{% block main %}", f"{{% block main %}}<p>edit {step} {reads}</p>", 1
+        )
+        path.write_text(text)
+        return f"overview {reads!r}"
     if kind == "template":
         name = rng.choice(TEMPLATES)
         path = project / "templates" / name
@@ -114,10 +132,11 @@ def test_random_edits_leave_the_clean_build(project: Path, tmp_path: Path) -> No
     rng = random.Random(2026)
     config_path = project / "reportgen.yaml"
     build(load_config(config_path))
-    for step in range(8):
-        what = _edit(project, step, rng)
+    replayed = 0
+    for step in range(10):
+        what = _edit(project, step, rng, "overview" if step % 3 == 1 else None)
         config = load_config(config_path)
-        build(config)
+        replayed += "from a record" in build(config).reused
         clean = load_config(config_path)
         clean.output = tmp_path / f"clean-{step}"
         build(clean, use_cache=False)
@@ -125,6 +144,7 @@ def test_random_edits_leave_the_clean_build(project: Path, tmp_path: Path) -> No
         assert incremental.keys() == expected.keys(), f"step {step}: {what}"
         differ = [name for name in expected if incremental[name] != expected[name]]
         assert differ == [], f"step {step} ({what}): files differ from a clean build"
+    assert replayed >= 2  # the sequence renders the overview from its record, too
 
 
 def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
@@ -266,3 +286,113 @@ def test_code_identity_follows_the_libraries_behind_the_numbers_and_charts(
         monkeypatch.undo()
         code.identity.cache_clear()
     assert code.identity() == before
+
+
+def _edit_overview(project: Path, text: str) -> None:
+    path = project / "templates" / "index.html"
+    path.write_text(path.read_text().replace("{% block main %}", "{% block main %}" + text, 1))
+
+
+def _clean_files(project: Path, folder: Path) -> dict[str, bytes]:
+    clean = load_config(project / "reportgen.yaml")
+    clean.output = folder
+    build(clean, use_cache=False)
+    return _files(folder)
+
+
+def test_an_overview_edit_is_rendered_from_its_record(project: Path, tmp_path: Path) -> None:
+    config_path = project / "reportgen.yaml"
+    first = build(load_config(config_path))
+    _edit_overview(project, "<p>{{ report.sets | length }} sets, {{ site.title }}</p>")
+    result = build(load_config(config_path))
+    assert "rendered index.html from a record" in result.reused
+    assert _kept_pages(result.reused) == first.pages - 1
+    assert (result.files, result.pages, result.result_sets) == (
+        first.files,
+        first.pages,
+        first.result_sets,
+    )
+    assert result.warnings == first.warnings
+    assert "<p>2 sets, Incremental</p>" in (project / "site" / "index.html").read_text()
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+    # What it wrote is what the next build finds: nothing to do.
+    assert build(load_config(config_path)).reused.startswith("nothing changed")
+
+
+def test_an_overview_edit_its_record_cannot_answer_is_built_the_usual_way(
+    project: Path, tmp_path: Path
+) -> None:
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    _edit_overview(project, "<p>{{ report.sets[0].tasks[0].id }}</p>")
+    result = build(load_config(config_path))
+    assert "from a record" not in result.reused
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-1")
+    # That build recorded what the new template reads: the next edit needs no report.
+    _edit_overview(project, "<p>again</p>")
+    assert "from a record" in build(load_config(config_path)).reused
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-2")
+
+
+def test_a_site_changed_by_hand_is_not_rebuilt_from_records(project: Path, tmp_path: Path) -> None:
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    page = next((project / "site").glob("sets/*/tasks/*.html"))
+    page.write_text(page.read_text().replace("<h1", "<h1 data-changed", 1))
+    _edit_overview(project, "<p>edited</p>")
+    result = build(load_config(config_path))
+    assert "from a record" not in result.reused
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+
+
+@pytest.mark.parametrize("damage", [b"", b"{not json", b"[]", b'{"paths": [1]}', b"null"])
+def test_damaged_recipes_and_records_only_cost_time(
+    project: Path, tmp_path: Path, damage: bytes
+) -> None:
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    entries = [
+        *(project / ".reportgen-cache" / "site").glob("recipe-*.json"),
+        *(project / ".reportgen-cache" / "site").glob("record-*.json"),
+    ]
+    assert len(entries) == 2
+    for entry in entries:
+        entry.write_bytes(damage)
+    _edit_overview(project, "<p>edited</p>")
+    result = build(load_config(config_path))
+    assert "from a record" not in result.reused
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+
+
+def test_a_broken_overview_template_is_reported_with_its_place(project: Path) -> None:
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    before = _files(project / "site")
+    _edit_overview(project, "<p>{{ report.sets | length }</p>")
+    with pytest.raises(UserError, match=r"index\.html:\d+: template error"):
+        build(load_config(config_path))
+    assert _files(project / "site") == before
+
+
+def test_a_record_with_text_that_could_run_is_not_used(project: Path, tmp_path: Path) -> None:
+    # The overview prints each chart's SVG as it is: a record planted in the cache (a
+    # pull request may carry one) must not put a script into the page.
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    (entry,) = (project / ".reportgen-cache" / "site").glob("record-*.json")
+    doc = json.loads(entry.read_text())
+    svgs = [
+        answer
+        for node in doc["nodes"]
+        for answer in node.values()
+        if answer[0] == "v" and isinstance(answer[1], str) and answer[1].startswith("<svg ")
+    ]
+    assert svgs
+    for answer in svgs:
+        answer[1] = answer[1].replace("</svg>", "<script>alert(1)</script></svg>")
+    entry.write_text(json.dumps(doc))
+    _edit_overview(project, "<p>edited</p>")
+    result = build(load_config(config_path))
+    assert "from a record" not in result.reused
+    assert "<script>alert" not in (project / "site" / "index.html").read_text()
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")

@@ -39,11 +39,10 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import yaml
-from markdown_it import MarkdownIt
 
 from ..errors import UserError
 from ..readers.base import yaml_load
@@ -73,6 +72,9 @@ from ..stats.task_tests import (
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
 from ..terminal import bracket, fixed, p_value, percent, percent1, signed_bracket
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 def split_front_matter(text: str) -> tuple[str, dict[str, Any], int]:
@@ -283,7 +285,13 @@ def content_environment() -> jinja2.Environment:
     return env
 
 
-_MARKDOWN = MarkdownIt("commonmark", {"typographer": False}).enable("table")
+@functools.cache
+def markdown_parser() -> MarkdownIt:
+    """The Markdown parser, made on first use: markdown-it-py takes about 11 ms to
+    import, which a rebuild that renders no content page need not pay."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"typographer": False}).enable("table")
 
 
 def _heading_id(text: str) -> str:
@@ -294,7 +302,8 @@ def _heading_id(text: str) -> str:
 def markdown_to_html(markdown: str) -> str:
     """Markdown to HTML, with an id on every h2 and h3 so sections can be linked to,
     and table header cells marked as column headers."""
-    tokens = _MARKDOWN.parse(markdown)
+    parser = markdown_parser()
+    tokens = parser.parse(markdown)
     seen: dict[str, int] = {}
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag in ("h2", "h3"):
@@ -304,7 +313,7 @@ def markdown_to_html(markdown: str) -> str:
         elif token.type == "th_open":
             # A Markdown table's header cells are its one header row: column headers.
             token.attrSet("scope", "col")
-    html: str = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
+    html: str = parser.renderer.render(tokens, parser.options, {})
     return html
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
+import importlib
 import io
 import itertools
 import json
@@ -58,7 +59,8 @@ from ..views import report_json
 from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
-from .content import TaskExample, front_matter, render_content, task_view
+from .content import TaskExample, front_matter, markdown_parser, render_content, task_view
+from .replay import Record, guard, record_page
 from .write import KEEP, Keep, Written, write_staged
 
 
@@ -373,6 +375,10 @@ class ContentWorker:
         self.thread: threading.Thread | None = None
         if not self.todo:
             return
+        # What the pages' worked examples use, loaded here before the fork: the child
+        # inherits it, and this process needs scipy.special anyway to estimate.
+        importlib.import_module("scipy.special")
+        markdown_parser()
         if hasattr(os, "fork") and threading.active_count() == 1:
             self._fork()
         else:
@@ -505,7 +511,15 @@ class Renderer:
         self.staging: str | None = None
         #: How many pages of the previous build were kept.
         self.kept = 0
+        #: Each template's key (template_key), as far as pages asked for them.
         self._closures: dict[str, str | None] = {}
+        #: Each page's template and the key of its data (None: always rendered), for a
+        #: later build to tell which pages a template edit changes without the report.
+        self.recipes: dict[str, tuple[str, str | None]] = {}
+        #: Pages rendered a second time from wrapped values (replay.py): path -> (the
+        #: key of the page's data, the record).
+        self.records: dict[str, tuple[str, Record]] = {}
+        self._recording_env: jinja2.Environment | None = None
         self.site = site_settings(report.title, report.description, report.k, report.confidence)
         # Content pages are read up front: their titles make the navigation, which
         # is the same on every page. They are rendered only when not kept.
@@ -535,22 +549,32 @@ class Renderer:
             for s in report.sets
         }
 
+    def template_keys(self) -> dict[str, str | None]:
+        """The key of each template a page was made from (see template_key)."""
+        return {
+            name: self._closures[name] for name in sorted({t for t, _ in self.recipes.values()})
+        }
+
     def set_staging(self, folder: str) -> None:
         self.staging = folder
 
     # -- helpers
 
+    def _context(self, path: str, context: dict[str, Any]) -> dict[str, Any]:
+        """What a page's template is given: the site's own values and the page's."""
+        return {
+            "site": self.site,
+            "root": _depth_root(path),
+            "path": path,
+            "nav": self.nav,
+            "options": self.options,
+            "history": self.report.history,
+            **context,
+        }
+
     def _page(self, template: str, path: str, **context: Any) -> tuple[str, bytes]:
         try:
-            html = self.env.get_template(template).render(
-                site=self.site,
-                root=_depth_root(path),
-                path=path,
-                nav=self.nav,
-                options=self.options,
-                history=self.report.history,
-                **context,
-            )
+            html = self.env.get_template(template).render(self._context(path, context))
         except jinja2.TemplateNotFound as error:
             raise UserError(f"template {error.name!r} not found in {self._folders()}") from None
         except jinja2.TemplateSyntaxError as error:
@@ -574,6 +598,20 @@ class Renderer:
                 raise
             raise UserError(f"{place}: template error: {type(error).__name__}: {error}") from None
         return path, html.encode("utf-8")
+
+    def _recorded_page(self, template: str, path: str, **context: Any) -> tuple[str, bytes]:
+        """_page, and a record of what its template read (replay.py), for a later build
+        to render an edit of the template from the record instead of the report."""
+        made = self._page(template, path, **context)
+        data_key = self.recipes.get(path, (template, None))[1]
+        if data_key is not None:
+            if self._recording_env is None:
+                self._recording_env = guard(environment(self.theme))
+            html = made[1].decode("utf-8")
+            record = record_page(self._recording_env, template, self._context(path, context), html)
+            if record is not None:
+                self.records[path] = (data_key, record)
+        return made
 
     def _folders(self) -> str:
         return ", ".join(str(p) for p in self.theme.templates)
@@ -605,37 +643,9 @@ class Renderer:
 
     def _template_key(self, name: str) -> str | None:
         """A hash of a template and every template it extends, includes or imports."""
-        if name in self._closures:
-            return self._closures[name]
-        seen: dict[str, str] = {}
-        todo = [name]
-        while todo:
-            current = todo.pop()
-            if current in seen:
-                continue
-            try:
-                source = self.env.loader.get_source(self.env, current)[0]  # type: ignore[union-attr]
-                referenced = _REFERENCES.get(source)
-                if referenced is None:
-                    if len(_REFERENCES) > 256:  # `serve` after many edits
-                        _REFERENCES.clear()
-                    parsed = self.env.parse(source)
-                    referenced = _REFERENCES[source] = list(
-                        jinja2.meta.find_referenced_templates(parsed)
-                    )
-            except jinja2.TemplateError:
-                # A template that cannot be read here (a syntax error, which rendering
-                # reports with its place, or an include that is never reached and does
-                # not exist): its pages are always rendered, never kept.
-                self._closures[name] = None
-                return None
-            seen[current] = source
-            if any(ref is None for ref in referenced):
-                # A template named at run time: depend on every template there is.
-                todo.extend(self.env.list_templates(extensions=["html"]))
-            todo.extend(ref for ref in referenced if ref is not None)
-        key = self._closures[name] = _digest(sorted(seen.items()))
-        return key
+        if name not in self._closures:
+            self._closures[name] = template_key(self.env, name)
+        return self._closures[name]
 
     def _kept(self, template: str, path: str, *data: Any) -> tuple[str, Keep] | None:
         """Records the page's key; returns the previous build's file if it may be kept."""
@@ -643,14 +653,17 @@ class Renderer:
             return None
         template_key = self._template_key(template)
         if template_key is None:
+            self.recipes[path] = (template, None)
             return None
-        return self._kept_file(path, template_key, *data)
+        data_key = _digest(*data)
+        self.recipes[path] = (template, data_key)
+        return self._kept_file(path, template_key, data_key)
 
     def _kept_file(self, path: str, *data: Any) -> tuple[str, Keep] | None:
         """_kept for a file made without a template (report.json, tasks.csv)."""
         if not self.record_keys:
             return None
-        key = _digest(path, *data)
+        key = page_key(path, *data)
         self.keys[path] = key
         if self.reusable.get(path) == key:
             if path.endswith(".html"):
@@ -704,7 +717,7 @@ class Renderer:
             body, meta = _content_page(text, self.site, source)
             yield self._page("content.html", page, body=body, meta=meta)
         charts = self._charts.get()
-        yield self._kept("index.html", "index.html", self.set_keys) or self._page(
+        yield self._kept("index.html", "index.html", self.set_keys) or self._recorded_page(
             "index.html", "index.html", report=report, charts=charts.overview
         )
         for s in report.sets:
@@ -847,6 +860,61 @@ class Renderer:
 #: The templates a template's source names (None for a name known only at run
 #: time), by source: base.html is in every page's closure, parsed once.
 _REFERENCES: dict[str, list[str | None]] = {}
+
+
+def template_key(
+    env: jinja2.Environment, name: str, known: Mapping[str, list[str | None]] | None = None
+) -> str | None:
+    """A hash of a template and every template it extends, includes or imports; None
+    when one of them cannot be read or parsed (its pages are then always rendered).
+
+    `known`: the templates a source names, by source_digest, as an earlier build
+    found them (a source not in it is parsed)."""
+    seen: dict[str, str] = {}
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        try:
+            source = env.loader.get_source(env, current)[0]  # type: ignore[union-attr]
+            referenced = _REFERENCES.get(source)
+            if referenced is None and known is not None:
+                referenced = known.get(source_digest(source))
+            if referenced is None:
+                if len(_REFERENCES) > 256:  # `serve` after many edits
+                    _REFERENCES.clear()
+                parsed = env.parse(source)
+                referenced = _REFERENCES[source] = list(
+                    jinja2.meta.find_referenced_templates(parsed)
+                )
+        except jinja2.TemplateError:
+            # A template that cannot be read here (a syntax error, which rendering
+            # reports with its place, or an include that is never reached and does
+            # not exist): its pages are always rendered, never kept.
+            return None
+        seen[current] = source
+        if any(ref is None for ref in referenced):
+            # A template named at run time: depend on every template there is.
+            todo.extend(env.list_templates(extensions=["html"]))
+        todo.extend(ref for ref in referenced if ref is not None)
+    return _digest(sorted(seen.items()))
+
+
+def source_digest(source: str) -> str:
+    return hashlib.blake2b(source.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def template_references() -> dict[str, list[str | None]]:
+    """The templates each source parsed in this process names, by source_digest."""
+    return {source_digest(source): refs for source, refs in _REFERENCES.items()}
+
+
+def page_key(path: str, *made_from: Any) -> str:
+    """What a file of the site was made from, as a key: for a page, its path, its
+    template's key and its data's (see Renderer._kept)."""
+    return _digest(path, *made_from)
+
 
 #: The calculator page, linked from the navigation of every page.
 CALCULATOR_PAGE = "calculator.html"
