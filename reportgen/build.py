@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .cache import Cache, KnownDigests, SiteRecipe, SiteState, folder_digest, input_digest
+from .cache import (
+    Cache,
+    KnownDigests,
+    SiteRecipe,
+    SiteState,
+    files_digest,
+    folder_digest,
+    input_digest,
+)
 from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
@@ -36,7 +44,7 @@ from .website.render import (
     template_key,
     template_references,
 )
-from .website.replay import guard, replay_page
+from .website.replay import ReplayEnvironment, guard, replay_page
 from .website.write import (
     KEEP,
     MARKER,
@@ -179,11 +187,13 @@ def _replayed(
             return None
         records[path] = (template, record)
     progress.update("rendering pages from their records")
-    guarded = guard(environment(theme))
+    guarded = guard(environment(theme, ReplayEnvironment))
     pages: dict[str, bytes] = {}
     for path, (template, record) in records.items():
+        # A page may grow with an edit, but not without bound: see replay_page.
+        limit = 4 * recipe.files[path][0] + (1 << 20)
         try:
-            pages[path] = replay_page(guarded, template, record).encode("utf-8")
+            pages[path] = replay_page(guarded, template, record, limit).encode("utf-8")
         except Exception:  # a Miss, or an error the usual build reports with its place
             return None
     files = ((path, pages.get(path, KEEP)) for path in recipe.files if path != MARKER)
@@ -210,7 +220,7 @@ def _replayed(
     file_count, size_before, html_pages = state.counts
     grown = sum(written[path][0] - recipe.files[path][0] for path in pages)
     counts = (file_count, size_before + grown, html_pages)
-    site_state = SiteState(counts, state.result_sets, state.notes, state.warnings)
+    site_state = dataclasses.replace(state, counts=counts, files=files_digest(written))
     cache.put_site(site_key, site_state)
     # The earlier builds' and this one's, the latest few: each edit adds a source.
     references = dict([*recipe.references.items(), *template_references().items()][-64:])
@@ -332,7 +342,13 @@ def build(
     on_disk = site_on_disk(config.output) if (config.output / MARKER).is_file() else None
     # Counted only when there is a previous state to compare with: 20,000 files take 5 ms.
     state = _site_state(on_disk.files) if on_disk is not None and previous is not None else None
-    if previous is not None and previous.counts == state and state is not None:
+    if (
+        previous is not None
+        and previous.counts == state
+        and on_disk is not None
+        and previous.files == files_digest(on_disk.files)
+    ):
+        assert state is not None
         kept, kept_bytes, kept_pages = state
         if cache is not None and known is not None:
             cache.put_digests(known)
@@ -588,7 +604,9 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
     state = _site_state(on_disk)
     warnings = tuple(f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s))
     if cache is not None:
-        site_state = SiteState(state, len(report.sets), tuple(notes), warnings)
+        site_state = SiteState(
+            state, len(report.sets), tuple(notes), warnings, files_digest(on_disk)
+        )
         cache.put_site(site_key, site_state)
         cache.put_pages(
             {path: (key, *on_disk[path]) for path, key in renderer.keys.items() if path in on_disk}
@@ -598,6 +616,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
             on_disk, pages, renderer.template_keys(), template_references(), site_state
         )
         cache.put_recipe(recipe_key, recipe)
+        renderer.record_pages()
         for path, (data_key, record) in renderer.records.items():
             cache.put_record(path, data_key, record)
     if renderer.kept:

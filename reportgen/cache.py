@@ -182,6 +182,15 @@ class SiteState:
     #: log says the same whether or not the cache was warm.
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: files_digest of what it wrote: the counts alone missed a page rewritten at the
+    #: same size (an edit, another edit, and the first again kept the second's page).
+    files: str = ""
+
+
+def files_digest(files: dict[str, tuple[int, int]]) -> str:
+    """One hash of a site's files as written or walked: path -> (size, mtime in ns)."""
+    data = orjson.dumps(files, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 #: The last build's pages: path -> (what it was made from, as a key; size; mtime in ns).
@@ -565,12 +574,25 @@ _SVG_ELEMENTS = frozenset(
     ]
 )
 _TAG = re.compile(r"<(/?)([^\s/>]*)")
-_ACTIVE = re.compile(r"\son[a-z]+\s*=|href|javascript:|<!|<\?", re.IGNORECASE)
+# An event handler (HTML starts an attribute after a space, a slash or a quote), a
+# link, a script URL, markup declarations, and what CSS can load.
+_ACTIVE = re.compile(
+    r"""[\s/"']on[a-z]+\s*=|href|javascript:|<!|<\?|url\s*\(|@import|expression\s*\(""",
+    re.IGNORECASE,
+)
+# A style attribute's value: only plain declarations (max-width: 723px), with nothing
+# CSS could decode into a load (no backslash escape, entity, parenthesis).
+_STYLE = re.compile(r"""style\s*=\s*("[^"]*"|'[^']*'|[^\s>]*)""", re.IGNORECASE)
+_PLAIN_STYLE = re.compile(r"""["']?[a-zA-Z0-9\s:;.,%#-]*["']?""")
 
 
 def _inert(text: str) -> bool:
     """Whether text may go into a page as it is: nothing in it could run or load."""
-    return not _ACTIVE.search(text) and all(name in _SVG_ELEMENTS for _, name in _TAG.findall(text))
+    return (
+        not _ACTIVE.search(text)
+        and all(name in _SVG_ELEMENTS for _, name in _TAG.findall(text))
+        and all(_PLAIN_STYLE.fullmatch(value) for value in _STYLE.findall(text))
+    )
 
 
 def _svg(value: Any) -> str:
@@ -580,22 +602,30 @@ def _svg(value: Any) -> str:
     return svg
 
 
+#: The most answers a record read back may hold (the overview of a thousand sets
+#: takes some tens of thousands).
+MAX_RECORD_ANSWERS = 1_000_000
+
+
 def _record_from_json(doc: Any) -> Record:
     """A page's record (website/replay.py). A template may print any of its text as it
-    is (a chart's SVG with `| safe`), so, as with cached charts, no text in it may hold
-    anything that could run or load."""
+    is (a chart's SVG with `| safe`), so, as with cached charts, no text in it, at
+    any depth, may hold anything that could run or load."""
     record = Record.from_json(doc)
-    for answers in (record.context, *record.nodes):
-        for answer in answers.values():
-            items = answer[1] if _is_answer(answer) and answer[0] == "s" else [answer]
-            for item in items if isinstance(items, list) else ():
-                if _is_answer(item) and type(item[1]) is str and not _inert(item[1]):
-                    raise Damaged("text that could run or load")
+    todo: list[Any] = [*record.context.values()]
+    for answers in record.nodes:
+        todo.extend(answers.values())
+    seen = 0
+    while todo:
+        value = todo.pop()
+        seen += 1
+        if seen > MAX_RECORD_ANSWERS:
+            raise Damaged("a record too large")
+        if isinstance(value, list):
+            todo.extend(value)
+        elif isinstance(value, str) and not _inert(value):
+            raise Damaged("text that could run or load")
     return record
-
-
-def _is_answer(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 2
 
 
 def _chart_group(value: Any) -> list[Chart]:
@@ -624,7 +654,8 @@ def _charts_from_json(doc: Any) -> SiteCharts:
 
 
 def _site_to_json(state: SiteState) -> Any:
-    return [list(state.counts), state.result_sets, list(state.notes), list(state.warnings)]
+    counts = list(state.counts)
+    return [counts, state.result_sets, list(state.notes), list(state.warnings), state.files]
 
 
 def _recipe_from_json(doc: Any) -> SiteRecipe:
@@ -657,13 +688,14 @@ def _recipe_from_json(doc: Any) -> SiteRecipe:
 
 
 def _site_from_json(doc: Any) -> SiteState:
-    counts, sets, notes, warnings = _list(doc)
+    counts, sets, notes, warnings, digest = _list(doc)
     files, size, pages = (_count(n) for n in _list(counts))
     return SiteState(
         (files, size, pages),
         _count(sets),
         tuple(_text(n) for n in _list(notes)),
         tuple(_text(w) for w in _list(warnings)),
+        _text(digest),
     )
 
 

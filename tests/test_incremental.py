@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen import __version__, code
+from reportgen import __version__, cache, code
 from reportgen.build import build
 from reportgen.config import load_config
 from reportgen.errors import UserError
@@ -374,7 +374,19 @@ def test_a_broken_overview_template_is_reported_with_its_place(project: Path) ->
     assert _files(project / "site") == before
 
 
-def test_a_record_with_text_that_could_run_is_not_used(project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("</svg>", "<script>alert(1)</script></svg>"),
+        ("<svg ", "<svg/onload=alert(1)></svg><svg "),
+        ("</svg>", '<g style="background:url(https://tracker.example/p.gif)"></g></svg>'),
+        ("</svg>", '<g style="background:&#117;rl(https://tracker.example/p.gif)"></g></svg>'),
+    ],
+    ids=["script", "slash-handler", "css-load", "css-entity"],
+)
+def test_a_record_with_text_that_could_run_is_not_used(
+    project: Path, tmp_path: Path, before: str, after: str
+) -> None:
     # The overview prints each chart's SVG as it is: a record planted in the cache (a
     # pull request may carry one) must not put a script into the page.
     config_path = project / "reportgen.yaml"
@@ -389,10 +401,36 @@ def test_a_record_with_text_that_could_run_is_not_used(project: Path, tmp_path: 
     ]
     assert svgs
     for answer in svgs:
-        answer[1] = answer[1].replace("</svg>", "<script>alert(1)</script></svg>")
+        answer[1] = answer[1].replace(before, after, 1)
     entry.write_text(json.dumps(doc))
     _edit_overview(project, "<p>edited</p>")
     result = build(load_config(config_path))
     assert "from a record" not in result.reused
-    assert "<script>alert" not in (project / "site" / "index.html").read_text()
+    assert after not in (project / "site" / "index.html").read_text()
     assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+
+
+@pytest.mark.parametrize("template", ["index.html", "set.html"])
+def test_an_edit_undone_after_one_of_the_same_size_is_built(
+    project: Path, tmp_path: Path, template: str
+) -> None:
+    # A, then B, then A again: the third build's whole-site key is the first's, and
+    # the site on disk (B's) has the same files and sizes as A's. It must still be
+    # rebuilt, not kept as "nothing changed".
+    config_path = project / "reportgen.yaml"
+    path = project / "templates" / template
+    original = path.read_text()
+    for text in ("AAAA", "BBBB", "AAAA"):
+        path.write_text(original.replace("{% block main %}", "{% block main %}" + text, 1))
+        result = build(load_config(config_path))
+    assert not result.reused.startswith("nothing changed")
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+
+
+def test_text_is_checked_at_any_depth_of_a_record() -> None:
+    nested = {"context": {"x": ["s", [["s", [["v", "<script>alert(1)</script>"]]]]]}, "nodes": []}
+    with pytest.raises(cache.Damaged):
+        cache._record_from_json(nested)
+    assert cache._record_from_json(
+        {"context": {"x": ["s", [["v", "<svg><g></g></svg>"]]]}, "nodes": []}
+    )

@@ -21,7 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup
 
-from reportgen.website.replay import Miss, Record, Wrapped, guard, record_page, replay_page
+from reportgen.website.replay import (
+    Miss,
+    Record,
+    ReplayEnvironment,
+    Wrapped,
+    guard,
+    record_page,
+    replay_page,
+)
 
 
 @dataclass
@@ -110,13 +118,19 @@ SNIPPETS = [
     "{{ report.items | groupby('score') | list | length }}",
     "{{ report.items[0].flags + ['z'] }}",
     "{{ report.items[0].lead == report.items[0].lead }}",
+    # `%` decides by type whether to unpack a tuple or read a mapping.
+    "{{ '%s' % report.items[0].flags }}",
+    # Looked into at any depth (pprint sorts a real dict, not a wrapped one).
+    "{{ [[[[report.items[0].notes]]]] | pprint }}",
+    # A method called by its underscore name may change its object.
+    "{{ report.items[0].flags.__len__() }}",
 ]
 #: Where the refused snippets start.
-REFUSED = len(SNIPPETS) - 5
+REFUSED = len(SNIPPETS) - 8
 
 
 def _environment() -> jinja2.Environment:
-    return guard(jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined))
+    return guard(ReplayEnvironment(autoescape=True, undefined=jinja2.StrictUndefined))
 
 
 def _real(template: str) -> str:
@@ -135,7 +149,7 @@ def _replay(template: str, record: Record) -> str:
     env.loader = jinja2.DictLoader({"page.html": template})
     # Through JSON and back, as the cache stores it.
     stored = Record.from_json(orjson.loads(orjson.dumps(record.to_json())))
-    return replay_page(env, "page.html", stored)
+    return replay_page(env, "page.html", stored, 1 << 20)
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS[:REFUSED])
@@ -234,6 +248,7 @@ def test_a_record_of_the_wrong_shape_is_refused(doc: Any) -> None:
         ["v", [1, 2]],
         ["m", 3],
         ["s", "not a list"],
+        ["s", [["v", "a sequence where one value was asked for"]]],
         ["q", 1],
         "v",
         ["v"],
@@ -244,7 +259,7 @@ def test_a_damaged_answer_is_a_miss(answer: Any) -> None:
     env = _environment()
     env.loader = jinja2.DictLoader({"page.html": "{{ report.title }}"})
     with pytest.raises(Miss):
-        replay_page(env, "page.html", record)
+        replay_page(env, "page.html", record, 1 << 20)
 
 
 def test_recorded_errors_are_raised_again() -> None:
@@ -265,3 +280,31 @@ def test_a_wrapped_value_shows_only_the_real_objects_attributes() -> None:
         report._record  # noqa: B018
     with pytest.raises(TypeError):
         hash(report)
+
+
+def test_a_sequence_inside_a_sequence_is_a_miss() -> None:
+    # Recording never writes one; a list printed as it is would not be escaped.
+    record = Record.from_json(
+        {
+            "context": {"report": ["n", 0]},
+            "nodes": [{"iter": ["s", [["s", [["v", "<script>"]]]]]}],
+        }
+    )
+    env = _environment()
+    env.loader = jinja2.DictLoader({"page.html": "{% for x in report %}{{ x }}{% endfor %}"})
+    with pytest.raises(Miss):
+        replay_page(env, "page.html", record, 1 << 20)
+
+
+def test_a_page_past_its_limit_is_a_miss() -> None:
+    # A record from elsewhere could repeat one value many times over: the page is
+    # stopped at the limit instead of filling memory.
+    template = "{% for x in report.items %}{{ x }}{% endfor %}"
+    env = _environment()
+    env.loader = jinja2.DictLoader({"page.html": template})
+    context = {"report": Report(title="t", items=["x" * 100] * 1000)}  # type: ignore[list-item]
+    record = record_page(env, "page.html", context, "x" * 100_000)
+    assert record is not None
+    assert len(replay_page(env, "page.html", record, 200_000)) == 100_000
+    with pytest.raises(Miss):
+        replay_page(env, "page.html", record, 50_000)

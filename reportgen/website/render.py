@@ -60,7 +60,7 @@ from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, sni
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, markdown_parser, render_content, task_view
-from .replay import Record, guard, record_page
+from .replay import Record, ReplayEnvironment, guard, record_page
 from .write import KEEP, Keep, Written, write_staged
 
 
@@ -190,13 +190,18 @@ class _TextLoader(jinja2.FileSystemLoader):
             ) from None
 
 
-def environment(theme: Theme) -> jinja2.Environment:
-    env = jinja2.Environment(
+def environment(
+    theme: Theme, kind: type[jinja2.Environment] = jinja2.Environment
+) -> jinja2.Environment:
+    """The pages' Jinja environment (`kind`: replay.ReplayEnvironment for records)."""
+    env = kind(
         loader=jinja2.ChoiceLoader([_TextLoader(str(p)) for p in theme.templates]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,  # one build reads each template once; no stat per page
-        bytecode_cache=_COMPILED,
+        # The sandbox compiles templates to other code (its calls go through the
+        # environment): each kind keeps its own.
+        bytecode_cache=_COMPILED if kind is jinja2.Environment else _COMPILED_FOR_REPLAY,
         trim_blocks=True,
         lstrip_blocks=True,
         optimized=False,  # as content.py's: compile time matters more than folding
@@ -239,6 +244,7 @@ class _MemoryBytecode(jinja2.BytecodeCache):
 
 
 _COMPILED = _MemoryBytecode()
+_COMPILED_FOR_REPLAY = _MemoryBytecode()
 
 
 #: Which tasks get a page of their own: ("all", 0), ("flaky", 0), ("worst", N), ("none", 0).
@@ -519,7 +525,8 @@ class Renderer:
         #: Pages rendered a second time from wrapped values (replay.py): path -> (the
         #: key of the page's data, the record).
         self.records: dict[str, tuple[str, Record]] = {}
-        self._recording_env: jinja2.Environment | None = None
+        #: Pages to record once the site is written (record_pages).
+        self._to_record: list[tuple[str, str, dict[str, Any], bytes, str]] = []
         self.site = site_settings(report.title, report.description, report.k, report.confidence)
         # Content pages are read up front: their titles make the navigation, which
         # is the same on every page. They are rendered only when not kept.
@@ -605,13 +612,20 @@ class Renderer:
         made = self._page(template, path, **context)
         data_key = self.recipes.get(path, (template, None))[1]
         if data_key is not None:
-            if self._recording_env is None:
-                self._recording_env = guard(environment(self.theme))
-            html = made[1].decode("utf-8")
-            record = record_page(self._recording_env, template, self._context(path, context), html)
+            self._to_record.append((template, path, context, made[1], data_key))
+        return made
+
+    def record_pages(self) -> None:
+        """Make the records _recorded_page asked for (into `records`). Called once the
+        site is written: should a template change a value it reads, the second
+        rendering cannot change a page written after it."""
+        env = guard(environment(self.theme, ReplayEnvironment))
+        for template, path, context, html, data_key in self._to_record:
+            page = html.decode("utf-8")
+            record = record_page(env, template, self._context(path, context), page)
             if record is not None:
                 self.records[path] = (data_key, record)
-        return made
+        self._to_record.clear()
 
     def _folders(self) -> str:
         return ", ".join(str(p) for p in self.theme.templates)

@@ -21,12 +21,19 @@ same questions. What the table cannot answer faithfully is refused instead:
  - plain values (str, int, float, bool, None, Markup) are given out as they are;
    subclasses of them and numpy values, whose behaviour a copy would not keep,
    stop the recording;
- - a call that could change the object (append, update, ...) stops the
-   recording, and an iterator (which a second loop would find empty) too;
+ - `%` formatting decides by the value's type whether to unpack a tuple or read
+   a mapping: records are made and replayed in Jinja's sandbox, which sends `%`
+   through ReplayEnvironment.call_binop, and a wrapped value there is a Miss;
+ - a call that could change the object (append, update, any method called by an
+   underscore name) stops the recording, and an iterator (which a second loop
+   would find empty) too; and the second rendering runs once the site is
+   written, so that a template that changes what it reads anyway changes no page;
  - an error other than a missing attribute, item or a wrong type or value
    stops the recording; those four are noted down and raised again.
-The record is untrusted input read back from disk: it is JSON, never code, and
-anything malformed in it is a Miss.
+The record is untrusted input read back from disk: it is JSON, never code,
+anything malformed in it is a Miss, and a replayed page may not grow past a
+limit (a record from elsewhere could repeat one value many times over). The
+cache checks its text as it checks cached charts (cache._record_from_json).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any
 
 import jinja2
 import orjson
+from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 
@@ -106,6 +114,9 @@ SAFE_TESTS = frozenset(
     {"defined", "undefined", "none", "eq", "equalto", "==", "ne", "!=", "in", "escaped"}
 )
 SAFE_GLOBALS = frozenset({"range", "dict", "namespace", "joiner", "cycler"})
+
+#: The questions whose answer is a sequence of answers.
+_SEQUENCES = frozenset({"iter", "reversed"})
 
 #: The largest integer a record holds (JSON as orjson writes it).
 _MAX_INT = 2**63
@@ -205,7 +216,7 @@ class Record:
             if self.objects is None:
                 raise Miss(question)
             answer = answers[question] = self._compute(self.objects[node], question, compute)
-        return self._value(answer)
+        return self._value(answer, sequence=question in _SEQUENCES)
 
     def _compute(self, real: Any, question: str, compute: Callable[[Any], Any]) -> list[Any]:
         try:
@@ -221,8 +232,10 @@ class Record:
             return ["s", [self._answer_for(item) for item in value]]
         return self._answer_for(value)
 
-    def _value(self, answer: Any) -> Any:
-        """The value an answer stands for (raising the error it notes); Miss if malformed."""
+    def _value(self, answer: Any, sequence: bool = False) -> Any:
+        """The value an answer stands for (raising the error it notes); Miss if malformed.
+        A sequence of answers only where `sequence` (the answer to "iter" or "reversed"),
+        and never one inside another: recording writes no other."""
         if not isinstance(answer, list) or len(answer) != 2 or not isinstance(answer[0], str):
             raise Miss("a malformed answer")
         kind, value = answer
@@ -236,7 +249,7 @@ class Record:
             return float(value)
         if kind == "x" and value in _ERRORS:
             raise _ERRORS[value](value)
-        if kind == "s" and type(value) is list:
+        if kind == "s" and sequence and type(value) is list:
             return [self._value(item) for item in value]
         raise Miss("a malformed answer")
 
@@ -353,21 +366,40 @@ class Wrapped:
         ask = object.__getattribute__(self, "_ask")
 
         def call(real: Any) -> Any:
-            if getattr(real, "__name__", None) in _MUTATORS:
-                raise Unrecordable(f"a call of {real.__name__}, which may change its object")
+            name = getattr(real, "__name__", "")
+            if not isinstance(name, str) or name in _MUTATORS or _hidden(name):
+                raise Unrecordable(f"a call of {name!r}, which may change its object")
             return real(*args, **kwargs)
 
         return ask(_key("()", (tuple(args), tuple(sorted(kwargs.items())))), call)
 
 
-def _suspect(value: Any, depth: int = 0) -> bool:
-    """Whether a value given to a filter, test or global may hold a wrapped value."""
-    if isinstance(value, Wrapped | Iterator):
-        return True
-    if depth < 3 and isinstance(value, list | tuple | set | frozenset):
-        return any(_suspect(item, depth + 1) for item in value)
-    if depth < 3 and isinstance(value, dict):
-        return any(_suspect(item, depth + 1) for item in value.values())
+def _hidden(name: str) -> bool:
+    """A method called through its underscore name (`__iadd__`, `__setitem__`, a bound
+    `__call__`) may change its object; only `__html__`, which markupsafe calls, is read."""
+    return name.startswith("_") and name != "__html__"
+
+
+#: Containers a template builds that may hold wrapped values, looked into by _suspect.
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+#: How many values _suspect looks at before it takes a value for suspect.
+_SUSPECT_LOOKS = 10_000
+
+
+def _suspect(value: Any) -> bool:
+    """Whether a value given to a filter, test, global or `%` may hold a wrapped value,
+    at any depth of the lists, tuples, sets and dicts a template can build."""
+    todo, looked = [value], 0
+    while todo:
+        current = todo.pop()
+        looked += 1
+        if looked > _SUSPECT_LOOKS or isinstance(current, Wrapped | Iterator):
+            return True
+        if isinstance(current, dict):
+            todo.extend(current.keys())
+            todo.extend(current.values())
+        elif isinstance(current, _CONTAINERS):
+            todo.extend(current)
     return False
 
 
@@ -379,6 +411,21 @@ def _guarded(function: Callable[..., Any], what: str) -> Callable[..., Any]:
         return function(*args, **kwargs)
 
     return guarded
+
+
+class ReplayEnvironment(SandboxedEnvironment):
+    """The environment records are made and replayed in: Jinja's sandbox, so that `%`
+    goes through call_binop. `"%s" % value` decides by the value's type whether to
+    unpack a tuple or read a mapping, which a wrapper cannot show: so `%` with a
+    wrapped value on either side is a Miss. (The sandbox also refuses underscore
+    attributes: a template that reads them is rendered the usual way.)"""
+
+    intercepted_binops = frozenset({"%"})
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if _suspect(left) or _suspect(right):
+            raise Miss(f"{operator} with a recorded value")
+        return super().call_binop(context, operator, left, right)
 
 
 def guard(env: jinja2.Environment) -> jinja2.Environment:
@@ -416,7 +463,17 @@ def record_page(
     return record
 
 
-def replay_page(env: jinja2.Environment, template: str, record: Record) -> str:
-    """The page `template` makes from `record` alone. Miss (or any error) when the
-    template asks what the record cannot answer. `env` must be guarded."""
-    return env.get_template(template).render(**record.replaying_context())
+def replay_page(env: jinja2.Environment, template: str, record: Record, limit: int) -> str:
+    """The page `template` makes from `record` alone, of at most `limit` characters.
+    Miss (or any error) when the template asks what the record cannot answer, or
+    the page grows past the limit (a record from elsewhere could repeat one value
+    many times over: the usual build then renders it from the real data).
+    `env` must be guarded."""
+    parts: list[str] = []
+    size = 0
+    for part in env.get_template(template).generate(**record.replaying_context()):
+        size += len(part)
+        if size > limit:
+            raise Miss(f"the page grows past {limit:,} characters")
+        parts.append(part)
+    return "".join(parts)
