@@ -372,7 +372,10 @@ class PreviewServer:
 
     def _build(self, retired: list[Path] | None = None) -> None:
         result = build(self.config, force=self.force, progress=Progress(self.log), retired=retired)
-        print(f"built {result.pages} pages in {result.seconds:.1f} s", file=self.log)
+        # What was reused says why a rebuild was quick (or not): "rendered index.html
+        # from a record ...", "reused 7 computed results and 141 unchanged pages ...".
+        reused = f"; {result.reused}" if result.reused else ""
+        print(f"built {result.pages} pages in {result.seconds:.1f} s{reused}", file=self.log)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
+from reportgen.build import build
 from reportgen.config import Config, load_config
 from reportgen.errors import UserError
 from reportgen.readers import Source
@@ -123,6 +124,40 @@ def test_open_page_follows_edits_errors_and_fixes(
     # Only what was served carried the script; the site on disk is as built.
     on_disk = (project / "site" / "methodology.html").read_text()
     assert LIVE_PREFIX not in on_disk and "script-src 'none'" in on_disk
+
+
+def test_an_overview_edit_reloads_the_open_page_from_its_record(
+    preview: PreviewServer, project: Path, page: Page, tmp_path: Path
+) -> None:
+    # Inside `serve`, an edit of index.html alone is rendered from the record the
+    # last build left (website/replay.py); a template error still shows with its place.
+    page.goto(preview.url + "index.html")
+    expect(page.locator("h1")).to_be_visible()
+    index = project / "templates" / "index.html"
+    original = (ROOT / "templates" / "index.html").read_text()
+    index.write_text(original.replace("</h1>", "</h1><p>Saved once.</p>", 1))
+    expect(page.locator("main")).to_contain_text("Saved once.", timeout=WAIT_MS)
+    counted = "<p>{{ report.sets | length }} sets, saved twice.</p>"
+    index.write_text(original.replace("</h1>", "</h1>" + counted, 1))
+    expect(page.locator("main")).to_contain_text("3 sets, saved twice.", timeout=WAIT_MS)
+    log = preview.log.getvalue()  # type: ignore[attr-defined]
+    assert "rendered index.html from a record" in log
+
+    index.write_text(original.replace("</h1>", "</h1>{{ report.sets | length }</p>", 1))
+    overlay = page.locator("#reportgen-build-error")
+    expect(overlay).to_contain_text("index.html:", timeout=WAIT_MS)
+    index.write_text(original.replace("</h1>", "</h1><p>Fixed.</p>", 1))
+    expect(overlay).to_have_count(0, timeout=WAIT_MS)
+    expect(page.locator("main")).to_contain_text("Fixed.")
+
+    clean = load_config(project / "reportgen.yaml")
+    clean.output = tmp_path / "clean"
+    build(clean, use_cache=False)
+    assert _tree(project / "site") == _tree(clean.output)
+
+
+def _tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
 
 
 ORIGIN = "http://127.0.0.1:8000"
