@@ -1,4 +1,5 @@
-"""Incremental rebuilds: reuse parsed inputs and charts when their sources are unchanged.
+"""Incremental rebuilds: reuse parsed inputs and charts when their sources are unchanged,
+and the last site's recipe and pages' records for a template edit (website/replay.py).
 
 Everything is keyed by content hashes, so a reused piece is exactly what a
 clean build would make, and the site stays byte-identical. File times only
