@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import html
 import os
 import re
 import stat
@@ -588,11 +589,18 @@ _PLAIN_STYLE = re.compile(r"""["']?[a-zA-Z0-9\s:;.,%#-]*["']?""")
 
 
 def _inert(text: str) -> bool:
-    """Whether text may go into a page as it is: nothing in it could run or load."""
+    """Whether text may go into a page as it is: nothing in it could run or load.
+
+    Checked as written and with character references decoded, as a browser reads
+    attribute values (SVG's fill, cursor or mask take CSS, and `u&#114;l(` is a
+    url); a backslash, which CSS reads as an escape (`\\75rl(`), is refused."""
+    decoded = html.unescape(text)
     return (
         not _ACTIVE.search(text)
+        and not _ACTIVE.search(decoded)
+        and "\\" not in decoded
         and all(name in _SVG_ELEMENTS for _, name in _TAG.findall(text))
-        and all(_PLAIN_STYLE.fullmatch(value) for value in _STYLE.findall(text))
+        and all(_PLAIN_STYLE.fullmatch(value) for value in _STYLE.findall(decoded))
     )
 
 

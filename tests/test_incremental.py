@@ -381,8 +381,10 @@ def test_a_broken_overview_template_is_reported_with_its_place(project: Path) ->
         ("<svg ", "<svg/onload=alert(1)></svg><svg "),
         ("</svg>", '<g style="background:url(https://tracker.example/p.gif)"></g></svg>'),
         ("</svg>", '<g style="background:&#117;rl(https://tracker.example/p.gif)"></g></svg>'),
+        ("</svg>", '<g cursor="&#117;rl(https://tracker.example/c.png),auto"></g></svg>'),
+        ("</svg>", '<g filter="\\75rl(https://tracker.example/f.svg)"></g></svg>'),
     ],
-    ids=["script", "slash-handler", "css-load", "css-entity"],
+    ids=["script", "slash-handler", "css-load", "css-entity", "attribute-entity", "css-escape"],
 )
 def test_a_record_with_text_that_could_run_is_not_used(
     project: Path, tmp_path: Path, before: str, after: str

@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -118,6 +119,9 @@ SAFE_GLOBALS = frozenset({"range", "dict", "namespace", "joiner", "cycler"})
 #: The questions whose answer is a sequence of answers.
 _SEQUENCES = frozenset({"iter", "reversed"})
 
+#: How a NaN is answered: "nan" and the number of the object it is.
+_NAN = re.compile(r"nan [0-9]{1,9}")
+
 #: The largest integer a record holds (JSON as orjson writes it).
 _MAX_INT = 2**63
 
@@ -128,6 +132,8 @@ def _plain(value: Any) -> list[Any] | None:
     if kind is str or kind is bool or value is None:
         return ["v", value]
     if kind is float:
+        if math.isnan(value):
+            return None  # NaN is answered by Record._answer_for, which keeps its identity
         return ["v", value] if math.isfinite(value) else ["f", repr(value)]
     if kind is int:
         if -_MAX_INT <= value < _MAX_INT:
@@ -150,7 +156,7 @@ def _argument(value: Any) -> Any:
     if isinstance(value, tuple):
         return ["tuple", *(_argument(part) for part in value)]
     plain = _plain(value)
-    if plain is None:
+    if plain is None:  # an object, or NaN (whose identity a question cannot carry)
         raise Miss("a question that carries a value the record cannot write")
     return plain
 
@@ -174,6 +180,11 @@ class Record:
         self.nodes = nodes
         #: While recording, the real object behind each node; None when replaying.
         self.objects = objects
+        #: While recording, each NaN object met (by id, kept alive) and its number.
+        self._nan_numbers: dict[int, tuple[int, float]] = {}
+        #: The NaN object given out for each number: `x in [y]` holds for the same
+        #: NaN object and not for another, so one real object stays one object.
+        self._nan_objects: dict[int, float] = {}
 
     # -- recording
 
@@ -191,6 +202,9 @@ class Record:
         plain = _plain(value)
         if plain is not None:
             return plain
+        if type(value) is float:  # NaN, by which object it is
+            number = self._nan_numbers.setdefault(id(value), (len(self._nan_numbers), value))
+            return ["f", f"nan {number[0]}"]
         if (
             isinstance(value, str | bytes | numbers.Number)
             or type(value).__module__.partition(".")[0] == "numpy"
@@ -245,8 +259,11 @@ class Record:
             return Wrapped(self, value)
         if kind == "m" and type(value) is str:
             return Markup(value)
-        if kind == "f" and value in ("nan", "inf", "-inf"):
+        if kind == "f" and value in ("inf", "-inf"):
             return float(value)
+        if kind == "f" and type(value) is str and _NAN.fullmatch(value):
+            number = int(value[4:])
+            return self._nan_objects.setdefault(number, float("nan"))
         if kind == "x" and value in _ERRORS:
             raise _ERRORS[value](value)
         if kind == "s" and sequence and type(value) is list:
@@ -422,6 +439,12 @@ class ReplayEnvironment(SandboxedEnvironment):
 
     intercepted_binops = frozenset({"%"})
 
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        # The sandbox would give an undefined value for `x.__len__` or `f.__doc__`
+        # where the pages' own environment gives the attribute: `is defined` and
+        # `default` would then decide otherwise, with no error.
+        raise Miss(f"the attribute {attribute!r}, which the sandbox hides")
+
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if _suspect(left) or _suspect(right):
             raise Miss(f"{operator} with a recorded value")
@@ -460,6 +483,7 @@ def record_page(
     if html != expected:
         return None
     record.objects = None  # the real objects are not kept with it
+    record._nan_numbers.clear()
     return record
 
 
