@@ -436,3 +436,32 @@ def test_text_is_checked_at_any_depth_of_a_record() -> None:
     assert cache._record_from_json(
         {"context": {"x": ["s", [["v", "<svg><g></g></svg>"]]]}, "nodes": []}
     )
+
+
+def test_a_template_added_in_front_of_the_packages_is_followed(
+    project: Path, tmp_path: Path
+) -> None:
+    # The user's folder holds only index.html; the page also extends the package's
+    # base.html. A base.html added to the user's folder shadows it: the overview (and
+    # every page) must follow, from a record or not, as a clean build would.
+    theme = project / "templates"
+    shutil.rmtree(theme)
+    theme.mkdir()
+    (theme / "index.html").write_text((ROOT / "templates" / "index.html").read_text())
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    base = (ROOT / "templates" / "base.html").read_text()
+    (theme / "base.html").write_text(base.replace("<body", "<body data-shadowed", 1))
+    _edit_overview(project, "<p>edited</p>")
+    result = build(load_config(config_path))
+    assert "from a record" not in result.reused  # every page's template changed
+    assert "data-shadowed" in (project / "site" / "faq.html").read_text()
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-1")
+    # An include that is not an .html file is followed as well.
+    (theme / "note.txt").write_text("first note")
+    _edit_overview(project, '{% include "note.txt" %}')
+    build(load_config(config_path))
+    (theme / "note.txt").write_text("second note")
+    result = build(load_config(config_path))
+    assert "second note" in (project / "site" / "index.html").read_text()
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-2")
