@@ -23,7 +23,10 @@ same questions. What the table cannot answer faithfully is refused instead:
    stop the recording;
  - `%` formatting decides by the value's type whether to unpack a tuple or read
    a mapping: records are made and replayed in Jinja's sandbox, which sends `%`
-   through ReplayEnvironment.call_binop, and a wrapped value there is a Miss;
+   through ReplayEnvironment.call_binop, and a wrapped value there is a Miss
+   (as is an attribute the sandbox hides and the pages' environment shows);
+ - NaN is one object or another, and `x in [y]` holds for the same NaN only:
+   each NaN object met while recording is numbered and replayed as one object;
  - a call that could change the object (append, update, any method called by an
    underscore name) stops the recording, and an iterator (which a second loop
    would find empty) too; and the second rendering runs once the site is
