@@ -310,7 +310,7 @@ def build(
             "give --history FILE (for example the published site's history.jsonl) to start one"
         )
     history_key = cache_key(previous_history, label)
-    site_key = cache_key(
+    settings = (
         inputs_key,
         history_key,
         config.title,
@@ -318,18 +318,15 @@ def build(
         config.k,
         config.confidence,
         options,
+    )
+    site_key = cache_key(
+        *settings,
         folder_digest(theme.templates + theme.content) if cache is not None else None,
     )
     # The same but for the templates' pages: what a rebuild from records needs unchanged.
     recipe_key = (
         cache_key(
-            inputs_key,
-            history_key,
-            config.title,
-            config.description,
-            config.k,
-            config.confidence,
-            options,
+            *settings,
             folder_digest(theme.content),
             folder_digest(theme.templates, skip=_is_template),
         )
@@ -616,8 +613,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
             on_disk, pages, renderer.template_keys(), template_references(), site_state
         )
         cache.put_recipe(recipe_key, recipe)
-        renderer.record_pages()
-        for path, (data_key, record) in renderer.records.items():
+        for path, (data_key, record) in renderer.record_pages().items():
             cache.put_record(path, data_key, record)
     if renderer.kept:
         reused.append(f"{renderer.kept} unchanged pages")

@@ -522,9 +522,6 @@ class Renderer:
         #: Each page's template and the key of its data (None: always rendered), for a
         #: later build to tell which pages a template edit changes without the report.
         self.recipes: dict[str, tuple[str, str | None]] = {}
-        #: Pages rendered a second time from wrapped values (replay.py): path -> (the
-        #: key of the page's data, the record).
-        self.records: dict[str, tuple[str, Record]] = {}
         #: Pages to record once the site is written (record_pages).
         self._to_record: list[tuple[str, str, dict[str, Any], bytes, str]] = []
         self.site = site_settings(report.title, report.description, report.k, report.confidence)
@@ -615,17 +612,19 @@ class Renderer:
             self._to_record.append((template, path, context, made[1], data_key))
         return made
 
-    def record_pages(self) -> None:
-        """Make the records _recorded_page asked for (into `records`). Called once the
-        site is written: should a template change a value it reads, the second
-        rendering cannot change a page written after it."""
+    def record_pages(self) -> dict[str, tuple[str, Record]]:
+        """The records _recorded_page asked for: path -> (the key of the page's data,
+        the record). Called once the site is written: should a template change a
+        value it reads, the second rendering cannot change a page written after it."""
         env = guard(environment(self.theme, ReplayEnvironment))
+        records = {}
         for template, path, context, html, data_key in self._to_record:
             page = html.decode("utf-8")
             record = record_page(env, template, self._context(path, context), page)
             if record is not None:
-                self.records[path] = (data_key, record)
+                records[path] = (data_key, record)
         self._to_record.clear()
+        return records
 
     def _folders(self) -> str:
         return ", ".join(str(p) for p in self.theme.templates)

@@ -309,13 +309,8 @@ class Wrapped:
     def __init__(self, record: Record, node: int) -> None:
         object.__setattr__(self, "_record", (record, node))
 
-    def _ask(self, question: str, compute: Callable[[Any], Any]) -> Any:
-        record, node = object.__getattribute__(self, "_record")
-        return record.ask(node, question, compute)
-
     def __getattribute__(self, name: str) -> Any:
-        ask = object.__getattribute__(self, "_ask")
-        return ask("." + name, lambda real: getattr(real, name))
+        return _ask(self, "." + name, lambda real: getattr(real, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise Miss("setting an attribute")
@@ -324,57 +319,46 @@ class Wrapped:
         raise Miss("deleting an attribute")
 
     def __getitem__(self, key: Any) -> Any:
-        ask = object.__getattribute__(self, "_ask")
-        return ask(_key("[", key), lambda real: real[key])
+        return _ask(self, _key("[", key), lambda real: real[key])
 
     def __len__(self) -> int:
-        ask = object.__getattribute__(self, "_ask")
-        length: int = ask("len", len)
+        length: int = _ask(self, "len", len)
         return length
 
     def __bool__(self) -> bool:
-        ask = object.__getattribute__(self, "_ask")
-        truth: bool = ask("bool", bool)
+        truth: bool = _ask(self, "bool", bool)
         return truth
 
     def __iter__(self) -> Iterator[Any]:
-        ask = object.__getattribute__(self, "_ask")
-
         def items(real: Any) -> Any:
             iterator = iter(real)
             if iterator is real:
                 raise Unrecordable("an iterator, which a second loop would find empty")
             return list(iterator)
 
-        return iter(ask("iter", items))
+        return iter(_ask(self, "iter", items))
 
     def __reversed__(self) -> Iterator[Any]:
-        ask = object.__getattribute__(self, "_ask")
-        return iter(ask("reversed", lambda real: list(reversed(real))))
+        return iter(_ask(self, "reversed", lambda real: list(reversed(real))))
 
     def __contains__(self, item: Any) -> bool:
-        ask = object.__getattribute__(self, "_ask")
-        found: bool = ask(_key("in", item), lambda real: item in real)
+        found: bool = _ask(self, _key("in", item), lambda real: item in real)
         return found
 
     def __eq__(self, other: object) -> bool:
-        ask = object.__getattribute__(self, "_ask")
-        same: bool = ask(_key("==", other), lambda real: real == other)
+        same: bool = _ask(self, _key("==", other), lambda real: real == other)
         return same
 
     def __ne__(self, other: object) -> bool:
-        ask = object.__getattribute__(self, "_ask")
-        different: bool = ask(_key("!=", other), lambda real: real != other)
+        different: bool = _ask(self, _key("!=", other), lambda real: real != other)
         return different
 
     def __str__(self) -> str:
-        ask = object.__getattribute__(self, "_ask")
-        text: str = ask("str", str)
+        text: str = _ask(self, "str", str)
         return text
 
     def __repr__(self) -> str:
-        ask = object.__getattribute__(self, "_ask")
-        text: str = ask("repr", repr)
+        text: str = _ask(self, "repr", repr)
         return text
 
     def __format__(self, spec: str) -> str:
@@ -383,15 +367,20 @@ class Wrapped:
         return str(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        ask = object.__getattribute__(self, "_ask")
-
         def call(real: Any) -> Any:
             name = getattr(real, "__name__", "")
             if not isinstance(name, str) or name in _MUTATORS or _hidden(name):
                 raise Unrecordable(f"a call of {name!r}, which may change its object")
             return real(*args, **kwargs)
 
-        return ask(_key("()", (tuple(args), tuple(sorted(kwargs.items())))), call)
+        return _ask(self, _key("()", (tuple(args), tuple(sorted(kwargs.items())))), call)
+
+
+def _ask(wrapped: Wrapped, question: str, compute: Callable[[Any], Any]) -> Any:
+    """The answer to `question` about a wrapped value (Record.ask), reached without
+    Wrapped.__getattribute__, which forwards every attribute to the wrapped object."""
+    record, node = object.__getattribute__(wrapped, "_record")
+    return record.ask(node, question, compute)
 
 
 def _hidden(name: str) -> bool:
