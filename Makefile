@@ -13,8 +13,16 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
+# The built-in templates and content pages compiled to Python ahead of time: a build
+# then skips compiling them (reportgen/website/precompiled.py). Without it, or when a
+# template has changed since, a build compiles them itself and makes the same site.
+COMPILED := reportgen/website/compiled/index.json
+$(COMPILED): $(STAMP) $(wildcard templates/*.html) $(wildcard content/*.md) \
+    $(wildcard reportgen/website/*.py)
+	$(BIN)/python -m reportgen.website.precompile
+
 ## site: build the example report into site/
-site: $(STAMP)
+site: $(STAMP) $(COMPILED)
 	$(BIN)/reportgen build --config example/reportgen.yaml
 
 # axe-core for the accessibility tests, pinned in package-lock.json. Without npm (or
@@ -32,7 +40,7 @@ $(NODE_STAMP): package.json package-lock.json
 	fi
 
 ## test: run every test but the Spark ones (the browser tests need Chromium: apt-get install chromium)
-test: $(STAMP) $(NODE_STAMP)
+test: $(STAMP) $(NODE_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -m "not spark"
 
 ## test-spark: the Spark tests (installs the spark extra; needs Java 17: apt-get install openjdk-17-jre-headless)
@@ -47,20 +55,20 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## bench: benchmarks (prints tables, writes bench/RESULTS.md, FEEDBACK.md and SCALE.md; Spark's part needs Java)
-bench: $(STAMP)
+bench: $(STAMP) $(COMPILED)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/feedback.py
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
 	$(BIN)/python bench/scale.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
-fuzz: $(STAMP)
+fuzz: $(STAMP) $(COMPILED)
 	$(BIN)/python -m tests.fuzz --cases 10000 --jobs 2
 	REPORTGEN_FUZZ=1 $(BIN)/python -m pytest -q tests/test_build_properties.py
 
 ## golden: refresh the expected example site used by the golden test
-golden: $(STAMP)
+golden: $(STAMP) $(COMPILED)
 	$(BIN)/python -m tests.refresh_golden
 
 clean:
-	rm -rf $(VENV) site node_modules test-artifacts
+	rm -rf $(VENV) site node_modules test-artifacts reportgen/website/compiled

@@ -32,6 +32,9 @@ PAGE_LIBRARIES = (
 )
 
 
+_COMPILED = Path(__file__).resolve().parent / "website" / "compiled"
+
+
 @functools.cache
 def identity() -> str:
     """reportgen's version with a hash of its own files and its page libraries' versions."""
@@ -41,8 +44,10 @@ def identity() -> str:
         path
         for path in package.rglob("*.py")
         # Not an editor's lock or backup (".#cli.py", a dangling link): Python never
-        # imports a name that starts with a dot.
+        # imports a name that starts with a dot. Not the templates compiled ahead of
+        # time (website/precompiled.py): they make the pages their templates make.
         if not any(part.startswith(".") for part in path.relative_to(package).parts)
+        and path.parent != _COMPILED
         and path.is_file()
     ]
     for path in sorted([*sources, package / "report.schema.json"]):

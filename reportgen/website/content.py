@@ -72,6 +72,7 @@ from ..stats.task_tests import (
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
 from ..terminal import bracket, fixed, p_value, percent, percent1, signed_bracket
+from . import precompiled
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -262,7 +263,9 @@ def _compiled(body: str) -> jinja2.Template:
     """A content page's Jinja template, compiled once per process: compiling is most
     of a content page's cost, and `serve` renders the same pages again after
     every edit elsewhere."""
-    return content_environment().from_string(body)
+    env = content_environment()
+    made = precompiled.template(env, None, body, None, env.make_globals(None))
+    return made if made is not None else env.from_string(body)
 
 
 def content_environment() -> jinja2.Environment:

@@ -27,7 +27,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from html import unescape
@@ -56,6 +56,7 @@ from ..terminal import (
     signed_bracket,
 )
 from ..views import report_json
+from . import precompiled
 from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
@@ -175,7 +176,21 @@ def _table_label(before: str, number: int) -> str:
 
 
 class _TextLoader(jinja2.FileSystemLoader):
-    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named."""
+    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named.
+
+    A template the package ships compiled ahead of time (precompiled.py) is taken
+    from there when its text and the environment are exactly those it was made from.
+    """
+
+    def load(
+        self,
+        environment: jinja2.Environment,
+        name: str,
+        globals: MutableMapping[str, Any] | None = None,
+    ) -> jinja2.Template:
+        source, filename, uptodate = self.get_source(environment, name)
+        made = precompiled.template(environment, name, source, filename, globals or {}, uptodate)
+        return made if made is not None else super().load(environment, name, globals)
 
     def get_source(
         self, environment: jinja2.Environment, template: str
