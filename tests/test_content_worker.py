@@ -121,7 +121,7 @@ def test_front_matter_is_parsed_once_per_text_and_each_caller_gets_its_own_copy(
 ) -> None:
     from reportgen.website import content
 
-    content._parsed_front_matter.cache_clear()
+    content._split.cache_clear()
     parsed: list[str] = []
     split = content.split_front_matter
 
@@ -135,6 +135,12 @@ def test_front_matter_is_parsed_once_per_text_and_each_caller_gets_its_own_copy(
     first["examples"][0]["n"] = 99  # a caller changing its copy
     assert content.front_matter(text) == {"title": "Notes", "examples": [{"n": 3}]}
     assert parsed == [text]
+    # Rendering the page (as a worker forked after the navigation was made does) parses
+    # nothing again, and what it hands back is its own copy too.
+    html, meta = content.render_content(text, {"title": "t"})
+    assert html == "<p>body</p>\n" and parsed == [text]
+    meta["examples"].clear()
+    assert content.front_matter(text) == {"title": "Notes", "examples": [{"n": 3}]}
     other = text.replace("Notes", "Other")
     assert content.front_matter(other)["title"] == "Other"
     assert parsed == [text, other]

@@ -354,16 +354,17 @@ def _front_matter_problem(source: str, error: Exception) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed_front_matter(text: str) -> dict[str, Any]:
-    # `serve` reads every content page again for each rebuild, and the methodology's
-    # front matter (its worked examples' inputs) takes a few hundredths of a second.
-    return split_front_matter(text)[1]
+def _split(text: str) -> tuple[str, dict[str, Any], int]:
+    # The methodology's front matter (its worked examples' inputs) takes a few hundredths
+    # of a second to parse: once per process for the navigation and the page (and
+    # `serve`'s rebuilds), and not again in a content worker forked after it.
+    return split_front_matter(text)
 
 
 def front_matter(text: str, source: str = "content") -> dict[str, Any]:
     """The front matter of one content file (its title makes the navigation)."""
     try:
-        found = _parsed_front_matter(text)
+        found = _split(text)[1]
     except (ValueError, yaml.YAMLError) as error:
         raise UserError(_front_matter_problem(source, error)) from None
     return copy.deepcopy(found)  # the caller's to change, not the cached one
@@ -374,9 +375,10 @@ def render_content(
 ) -> tuple[str, dict[str, Any]]:
     """(html, front matter) of one content file: Jinja first, then Markdown."""
     try:
-        body, meta, offset = split_front_matter(text)
+        body, meta, offset = _split(text)
     except (ValueError, yaml.YAMLError) as error:
         raise UserError(_front_matter_problem(source, error)) from None
+    meta = copy.deepcopy(meta)  # the page's and its caller's, not the cached one
     k = int(site.get("k", 3))
     confidence = float(site.get("confidence", 0.95))
     site = {"k": k, "confidence": confidence, "level": percent(confidence), **site}

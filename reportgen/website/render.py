@@ -400,6 +400,9 @@ class ContentWorker:
         # inherits it, and this process needs scipy.special anyway to estimate.
         importlib.import_module("scipy.special")
         markdown_parser()
+        for source, text in self.todo:  # parsed here for the navigation anyway
+            with contextlib.suppress(UserError):
+                front_matter(text, source)
         if hasattr(os, "fork") and threading.active_count() == 1:
             self._fork()
         else:
