@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 # The built-in templates and content pages compiled to Python ahead of time: a build
 # then skips compiling them (reportgen/website/precompiled.py). Without it, or when a
 # template has changed since, a build compiles them itself and makes the same site.
-COMPILED := reportgen/website/compiled/index.json
+COMPILED := reportgen/website/compiled
 $(COMPILED): $(STAMP) $(wildcard templates/*.html) $(wildcard content/*.md) \
     $(wildcard reportgen/website/*.py)
 	$(BIN)/python -m reportgen.website.precompile

@@ -9,11 +9,9 @@ from, and a missing or damaged folder only means compiling as usual.
 from __future__ import annotations
 
 import filecmp
-import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import jinja2
@@ -37,12 +35,10 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def reading(compiled: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The build reads `compiled` (the index is read again for each test)."""
+def reading(compiled: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The build reads `compiled`."""
     monkeypatch.setattr(precompiled, "FOLDER", compiled)
-    precompiled._index.cache_clear()
-    yield compiled
-    precompiled._index.cache_clear()
+    return compiled
 
 
 def _pages_env() -> jinja2.Environment:
@@ -90,23 +86,29 @@ def test_code_is_taken_only_for_what_it_was_made_from(reading: Path) -> None:
 
 
 def test_code_made_by_another_jinja_is_not_taken(
-    compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    reading: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tmp_path / "compiled"
-    shutil.copytree(compiled, folder)
-    index = json.loads((folder / precompiled.INDEX).read_text())
-    index["jinja"] = "0.0"
-    (folder / precompiled.INDEX).write_text(json.dumps(index))
-    monkeypatch.setattr(precompiled, "FOLDER", folder)
-    precompiled._index.cache_clear()
     env = _pages_env()
     assert env.loader is not None
-    try:
-        assert (
-            precompiled.code(env, "task.html", env.loader.get_source(env, "task.html")[0]) is None
-        )
-    finally:
-        precompiled._index.cache_clear()
+    source = env.loader.get_source(env, "task.html")[0]
+    assert precompiled.code(env, "task.html", source) is not None
+    monkeypatch.setattr(jinja2, "__version__", "0.0")
+    assert precompiled.code(env, "task.html", source) is None
+
+
+def test_one_module_per_template_each_named_by_what_it_was_made_from(reading: Path) -> None:
+    env = _pages_env()
+    assert env.loader is not None
+    names = _page_templates()
+    expected = {
+        precompiled.module_file(env, name, env.loader.get_source(env, name)[0]) for name in names
+    }
+    content = content_environment()
+    for path in THEME.content_pages().values():
+        body = split_front_matter(path.read_text(encoding="utf-8"))[0]
+        expected.add(precompiled.module_file(content, None, body))
+    assert {p.name for p in reading.glob("*.py")} == expected
+    assert len(expected) == len(names) + len(THEME.content_pages())
 
 
 def test_a_precompiled_template_renders_as_one_compiled_here(reading: Path) -> None:
@@ -136,38 +138,35 @@ def test_a_precompiled_template_renders_as_one_compiled_here(reading: Path) -> N
 
 
 def _damage(folder: Path, how: str) -> None:
-    index_path = folder / precompiled.INDEX
-    index = json.loads(index_path.read_text())
-    entries = next(iter(index["environments"].values()))
-    if how == "index not JSON":
-        index_path.write_text("{not json")
-    elif how == "index a list":
-        index_path.write_text("[]")
-    elif how == "module outside the folder":
-        for key in entries:
-            entries[key] = "../escape.py"
-        (folder.parent / "escape.py").write_text("raise SystemExit('ran')\n")
-        index_path.write_text(json.dumps(index))
-    elif how == "module missing":
-        for path in folder.glob("page_*.py"):
+    modules = list(folder.glob("t_*.py"))
+    if how == "module missing":
+        for path in modules:
             path.unlink()
     elif how == "module not Python":
-        for path in folder.glob("page_*.py"):
+        for path in modules:
             path.write_text("def root(:\n")
+    elif how == "module not text":
+        for path in modules:
+            path.write_bytes(b"\xff\xfe\x00root")
+    elif how == "module a folder":
+        for path in modules:
+            path.unlink()
+            path.mkdir()
+    elif how == "bytecode damaged":
+        for path in folder.glob("__pycache__/*.pyc"):
+            path.write_bytes(path.read_bytes()[:20] + b"\x00" * 40)
     elif how == "no folder":
-        for path in folder.rglob("*"):
-            if path.is_file():
-                path.unlink()
+        shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize(
     "how",
     [
-        "index not JSON",
-        "index a list",
-        "module outside the folder",
         "module missing",
         "module not Python",
+        "module not text",
+        "module a folder",
+        "bytecode damaged",
         "no folder",
     ],
 )
@@ -178,15 +177,13 @@ def test_a_damaged_folder_means_compiling_as_usual(
     precompile.write(folder)
     _damage(folder, how)
     monkeypatch.setattr(precompiled, "FOLDER", folder)
-    precompiled._index.cache_clear()
     env = _pages_env()
     assert env.loader is not None
+    template = env.get_template("index.html")
+    assert template.filename == str(ROOT / "templates" / "index.html")
+    assert template.root_render_func.__code__.co_filename == template.filename
     source = env.loader.get_source(env, "base.html")[0]
-    try:
-        assert precompiled.code(env, "base.html", source) is None
-        assert env.get_template("index.html").filename == str(ROOT / "templates" / "index.html")
-    finally:
-        precompiled._index.cache_clear()
+    assert precompiled.code(env, "base.html", source) is None
 
 
 _BUILD = """

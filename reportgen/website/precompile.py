@@ -2,8 +2,9 @@
 
 `python -m reportgen.website.precompile [FOLDER]` (run by `make`) compiles every
 template of the built-in theme and the body of every built-in content page with
-the environments a build uses, and writes one module per template and an index
-into FOLDER (by default the `compiled` folder the build reads). The folder is
+the environments a build uses, and writes one module per template, named by
+what it was made from, into FOLDER (by default the `compiled` folder the build
+reads). The folder is
 replaced whole, so a reader sees the old set or the new one, never a mix; the
 same package files always give the same bytes.
 """
@@ -11,67 +12,50 @@ same package files always give the same bytes.
 from __future__ import annotations
 
 import compileall
-import json
 import os
 import py_compile
-import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-
-import jinja2
 
 from . import precompiled
 from .content import content_environment, split_front_matter
 from .render import Theme, environment
 
 
-def _module_name(kind: str, name: str) -> str:
-    return f"{kind}_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") + ".py"
-
-
-def compiled_sources() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """(module file -> Python source, settings digest -> {lookup key: module file})."""
+def compiled_sources() -> dict[str, str]:
+    """Module file -> Python source, for each built-in template and content page."""
     theme = Theme.from_folders(None, None)
     modules: dict[str, str] = {}
-    index: dict[str, dict[str, str]] = {}
-
     pages = environment(theme)
-    entries = index.setdefault(precompiled.settings(pages), {})
     assert pages.loader is not None
     for name in pages.loader.list_templates():
         if not name.endswith((".html", ".xml", ".svg", ".txt")) or name.startswith("assets/"):
             continue
         source = pages.loader.get_source(pages, name)[0]
-        module = _module_name("page", name)
-        modules[module] = pages.compile(source, name, raw=True)
-        entries[precompiled.lookup_key(name, source)] = module
-
+        # Named at its end, for a reader: a line at the top would shift the line numbers
+        # Jinja maps back to the template's.
+        code = pages.compile(source, name, raw=True) + f"\n# {name}\n"
+        modules[precompiled.module_file(pages, name, source)] = code
     content = content_environment()
-    entries = index.setdefault(precompiled.settings(content), {})
-    for name, path in theme.content_pages().items():
+    for path in theme.content_pages().values():
         body = split_front_matter(path.read_text(encoding="utf-8"))[0]
-        module = _module_name("content", name)
-        # As content.py compiles a body: from_string, no name.
-        modules[module] = content.compile(body, raw=True)
-        entries[precompiled.lookup_key(None, body)] = module
-    return modules, index
+        # As content.py compiles a body: from_string, without a name.
+        code = content.compile(body, raw=True) + f"\n# {path.name}\n"
+        modules[precompiled.module_file(content, None, body)] = code
+    return modules
 
 
 def write(folder: Path) -> int:
-    """Write the modules, their bytecode and the index into `folder`; the module count."""
-    modules, index = compiled_sources()
+    """Write the modules and their bytecode into `folder`; the module count."""
+    modules = compiled_sources()
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".compiled-", dir=folder.parent))
     try:
         staging.chmod(0o755)  # mkdtemp's 0o700 would keep it from other users
         for module, text in sorted(modules.items()):
             (staging / module).write_text(text, encoding="utf-8")
-        document = {"jinja": jinja2.__version__, "environments": index}
-        (staging / precompiled.INDEX).write_text(
-            json.dumps(document, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-        )
         # Bytecode checked against each source's hash, not its time: a module rewritten
         # within the same second is never run from the bytecode of the one before.
         compileall.compile_dir(

@@ -1,29 +1,30 @@
 """The package's own templates and content pages, compiled to Python ahead of time.
 
 Jinja turns a template into Python source and compiles that on first use. For the
-methodology and FAQ (170 kB of Markdown with hundreds of computed numbers) and the
-theme's pages this takes about 0.2 s of CPU in every build, the largest single
-step of a small one. `python -m reportgen.website.precompile` (which `make` runs,
-and which the wheel is built after) writes that Python source once, into the
-`compiled` folder beside this module, with an index of what each file was made
-from. A build then takes a template's code from there, and Python's own bytecode
-cache (`__pycache__`, checked against the file's hash) spares it the compiling too.
+methodology and FAQ (100 kB of Markdown with hundreds of computed numbers) and the
+theme's pages this took about 0.2 s of CPU in every build, one of the largest
+steps of a small one. `python -m reportgen.website.precompile` (which `make`
+runs, and which the wheel is built after) writes that Python source once, into
+the `compiled` folder beside this module. A build then takes a template's code
+from there, and Python's own bytecode cache (`__pycache__`, checked against the
+file's hash) spares it the compiling too.
+
+Each module is named by a hash of everything that shaped its code: the
+template's name and exact text, Jinja's version, and the environment's settings.
+A build asks for the module of that hash, so it finds code made from exactly
+what it would compile, or nothing; anything else (a user's template, an edited
+one, another Jinja, a missing or damaged folder) is compiled as usual, and using
+the folder never changes a page. Nor can a stale file be taken for a fresh one:
+a changed template has another hash.
 
 The folder is part of the installed package, written from the package's own
 files by the package's own code, as trusted as the modules beside it; a build
-never writes it, and nothing in a project or its cache can reach it. Code is
-taken from it only when everything that shaped it is the same now: the template's
-name and exact text, Jinja's version, and the environment's settings. Anything
-else (a user's template, an edited one, another Jinja, a missing or damaged
-folder) is compiled as usual, so using it never changes a page.
+never writes it, and nothing in a project or its cache can reach it.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
-import re
 from collections.abc import Callable, MutableMapping
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
@@ -34,13 +35,6 @@ import jinja2
 
 #: Where the compiled templates are; a test may point it elsewhere.
 FOLDER = Path(__file__).resolve().parent / "compiled"
-INDEX = "index.json"
-#: A module file the index may name: nothing with a path in it.
-_MODULE_NAME = re.compile(r"[a-z0-9_]{1,100}\.py")
-
-
-def source_digest(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def settings(env: jinja2.Environment) -> str:
@@ -73,49 +67,26 @@ def settings(env: jinja2.Environment) -> str:
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
 
 
-def lookup_key(name: str | None, source: str) -> str:
-    """The index's key of a template: its name (none for a content page's body) and text."""
-    return f"{name or ''}|{source_digest(source)}"
-
-
-@functools.cache
-def _index(folder: Path) -> dict[str, Any]:
-    """The folder's index: {settings digest: {lookup key: module file}}; {} if unusable."""
-    try:
-        found = json.loads((folder / INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(found, dict) or found.get("jinja") != jinja2.__version__:
-        return {}
-    environments = found.get("environments")
-    if not isinstance(environments, dict):
-        return {}
-    return {
-        setting: {
-            key: module
-            for key, module in entries.items()
-            if isinstance(key, str) and isinstance(module, str) and _MODULE_NAME.fullmatch(module)
-        }
-        for setting, entries in environments.items()
-        if isinstance(entries, dict)
-    }
+def module_file(env: jinja2.Environment, name: str | None, source: str) -> str:
+    """The file name of the module compiled from template `name` (none for a content
+    page's body) with text `source` in `env`."""
+    digest = hashlib.sha256()
+    for part in (jinja2.__version__, settings(env), name or "", source):
+        digest.update(part.encode("utf-8") + b"\0")
+    return f"t_{digest.hexdigest()[:40]}.py"
 
 
 def code(env: jinja2.Environment, name: str | None, source: str) -> CodeType | None:
     """The compiled code of template `name` with text `source` in `env`, if the folder
-    has it for exactly these; None otherwise (the caller compiles)."""
-    folder = FOLDER
-    module = _index(folder).get(settings(env), {}).get(lookup_key(name, source))
-    if module is None:
-        return None
-    path = folder / module
+    has it; None otherwise (the caller compiles)."""
+    path = FOLDER / module_file(env, name, source)
     try:
         # Python's loader for a module file: the bytecode from __pycache__ when it is
         # current (the generator writes it checked against the source's hash), else
         # the source compiled (and cached, where the folder is writable).
         loader = SourceFileLoader(f"reportgen_compiled_{path.stem}", str(path))
         found = loader.get_code(loader.name)
-    except (OSError, SyntaxError, ValueError, ImportError):
+    except (OSError, SyntaxError, ValueError, EOFError, ImportError):
         return None
     return found
 
