@@ -7,6 +7,12 @@ table beside it by the templates.
 
 Colours are from the Okabe-Ito palette, which stays distinguishable for the
 common forms of colour blindness; series also differ by shape or dash.
+
+Every encoding is given as a channel object (alt.X("low:Q"), alt.X2("high"),
+alt.SizeValue(40)), never as a bare "low:Q" string or alt.value(...): Altair
+turns those into channels through a table of every schema class, which it
+builds anew each time (about 4 ms a call; 35 calls in the example's build).
+The spec is the same either way.
 """
 
 from __future__ import annotations
@@ -214,12 +220,12 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     rules = (
         alt.Chart(data)
         .mark_rule(color=BLUE, strokeWidth=2)
-        .encode(y=y, x=alt.X("low:Q", scale=_scale01(x_title), title=x_title), x2="high:Q")
+        .encode(y=y, x=alt.X("low:Q", scale=_scale01(x_title), title=x_title), x2=alt.X2("high"))
     )
     points = (
         alt.Chart(data)
         .mark_point(color=BLUE, filled=True, size=40, shape="diamond")
-        .encode(y=y, x="estimate:Q")
+        .encode(y=y, x=alt.X("estimate:Q"))
     )
     height = max(60, 16 * len(rows))
     chart = (rules + points).properties(width=WIDTH - 200, height=height)
@@ -249,7 +255,7 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
         .mark_bar(color=BLUE, stroke="white")
         .encode(
             x=alt.X("from:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)", bin="binned"),
-            x2="to:Q",
+            x2=alt.X2("to"),
             y=alt.Y("tasks:Q", title="tasks"),
         )
         .properties(width=WIDTH - 80, height=180)
@@ -302,7 +308,12 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
     band = (
         alt.Chart(data)
         .mark_area(opacity=0.15)
-        .encode(x=x, y=alt.Y("low:Q", scale=_scale01(""), title="value"), y2="high:Q", color=colour)
+        .encode(
+            x=x,
+            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
+            y2=alt.Y2("high"),
+            color=colour,
+        )
     )
     line = (
         alt.Chart(data)
@@ -355,7 +366,7 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
         x=alt.X("p:Q", scale=_scale01(""), title="single-run pass rate"),
         y=alt.Y("diag:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)"),
     )
-    power = ref.mark_line(color=ORANGE).encode(x="p:Q", y="power:Q")
+    power = ref.mark_line(color=ORANGE).encode(x=alt.X("p:Q"), y=alt.Y("power:Q"))
     points = _circles(datasets, "p", est.pass_rate, "pk", est.plugin, opacity=0.7)
     chart = (diagonal + power + points).properties(width=340, height=300)
     title = f"Pass rate against pass^{k}"
@@ -374,7 +385,7 @@ def _circles(
     sized by how many tasks fall in it: ten thousand circles would make a huge SVG."""
     if len(xs) <= SCATTER_LIMIT:
         rows = [{x: float(a), y: float(b), "tasks": 1} for a, b in zip(xs, ys, strict=True)]
-        size: Any = alt.value(40)
+        size: Any = alt.SizeValue(40)
     else:
         cells: dict[tuple[float, float], int] = {}
         for a, b in zip(np.round(xs * 50) / 50, np.round(ys * 50) / 50, strict=True):
@@ -384,7 +395,7 @@ def _circles(
     circles: alt.Chart = (
         alt.Chart(datasets.add(rows))
         .mark_circle(color=BLUE, opacity=opacity)
-        .encode(x=f"{x}:Q", y=f"{y}:Q", size=size)
+        .encode(x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q"), size=size)
     )
     return circles
 
@@ -470,7 +481,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
             x=x,
             xOffset=offset,
             y=alt.Y("low:Q", scale=_scale01(""), title="value"),
-            y2="high:Q",
+            y2=alt.Y2("high"),
             color=colour,
         )
     )
@@ -480,7 +491,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
         .encode(
             x=x,
             xOffset=offset,
-            y="estimate:Q",
+            y=alt.Y("estimate:Q"),
             color=colour,
             shape=alt.Shape(
                 "marked:N",
@@ -535,12 +546,12 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     rules = (
         alt.Chart(data)
         .mark_rule(color=BLUE, strokeWidth=3)
-        .encode(y=y, x=alt.X("low:Q", scale=_scale01(""), title=x_title), x2="high:Q")
+        .encode(y=y, x=alt.X("low:Q", scale=_scale01(""), title=x_title), x2=alt.X2("high"))
     )
     points = (
         alt.Chart(data)
         .mark_point(color=BLUE, filled=True, size=70, shape="diamond")
-        .encode(y=y, x="estimate:Q")
+        .encode(y=y, x=alt.X("estimate:Q"))
     )
     chart = (rules + points).properties(width=WIDTH - 240, height=max(60, 28 * len(rows)))
     title = f"reliability@{k} by result set, {level} intervals"
