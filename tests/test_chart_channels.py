@@ -1,0 +1,90 @@
+"""Chart specs are built without Altair's shorthand lookup (website/chart.py's docstring).
+
+A bare "low:Q" string or alt.value(...) in an encoding makes Altair build a table
+of every schema class (about 4 ms each time) to find the channel's class. Every
+kind of chart the site draws is built here, counting those tables: none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from altair.utils import schemapi
+
+from reportgen.readers import Source, load_sources
+from reportgen.report import build_report
+from reportgen.website import chart
+
+from .conftest import build_example
+
+
+class _Spy:
+    """A chart engine that keeps the specs and draws nothing."""
+
+    def __init__(self) -> None:
+        self.specs: list[dict[str, Any]] = []
+
+    def send(self, specs: list[dict[str, Any]]) -> None:
+        self.specs.extend(specs)
+
+    def receive(self) -> list[str]:
+        return ["<svg></svg>"] * len(self.specs)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def lookups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    made = [0]
+    init: Callable[..., None] = schemapi._FromDict.__init__
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> None:
+        made[0] += 1
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(schemapi._FromDict, "__init__", counting)
+    return made
+
+
+def test_the_example_site_builds_its_charts_without_the_lookup(
+    lookups: list[int], tmp_path: Path
+) -> None:
+    # The example has every chart of a small suite, comparisons and a trend.
+    site = build_example(tmp_path / "site")
+    assert lookups == [0]
+    assert json.loads((site / "report.json").read_text())["comparisons"]
+
+
+def test_large_suites_charts_are_built_without_the_lookup(
+    lookups: list[int], tmp_path: Path
+) -> None:
+    # Past FOREST_LIMIT tasks a set gets a histogram; past SCATTER_LIMIT the scatter
+    # and the paired chart are binned.
+    tasks = chart.SCATTER_LIMIT + 50
+    lines = [
+        json.dumps(
+            {
+                "suite": "s",
+                "model": model,
+                "task": f"t{t}",
+                "run": r,
+                "passed": (t * 7 + r + m) % 5 > 1,
+            }
+        )
+        for m, model in enumerate(("a", "b"))
+        for t in range(tasks)
+        for r in range(4)
+    ]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("\n".join(lines) + "\n")
+    report = build_report(load_sources([Source(runs)]).result_sets, "Large", "", 3, 0.95)
+    spy = _Spy()
+    drawn = chart.begin_charts(report, spy)()  # type: ignore[arg-type]
+    assert lookups == [0]
+    marks = json.dumps(spy.specs)
+    assert '"bin": "binned"' in marks and len(drawn.all()) == len(spy.specs) >= 5
