@@ -117,6 +117,18 @@ def test_bootstrap_check_matches_two_stage_bootstrap_called_suite_by_suite() -> 
     assert _agrees(check.get("bootstrap"), looped, suites)
 
 
+@given(st.integers(1, 10**6))
+def test_fft_length_is_the_smallest_length_of_factors_2_3_5_at_least_n(n: int) -> None:
+    smooth = sorted(
+        2**a * 3**b * 5**c
+        for a in range(22)
+        for b in range(14)
+        for c in range(10)
+        if 2**a * 3**b * 5**c < 4 * n + 4
+    )
+    assert coverage.fft_length(n) == next(m for m in smooth if m >= n)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.integers(0, 12), min_size=1, max_size=5),

@@ -342,6 +342,23 @@ def _lattice(
     )
 
 
+def fft_length(n: int) -> int:
+    """The smallest 2^a x 3^b x 5^c at least n: a length the FFT does as fast as a power
+    of two, and often much shorter than the next one (6,075 against 8,192 for 6,001)."""
+    best = 1 << max(n - 1, 0).bit_length()
+    fives = 1
+    while fives < best:
+        threes = fives
+        while threes < best:
+            length = threes
+            while length < n:
+                length *= 2
+            best = min(best, length)
+            threes *= 3
+        fives *= 5
+    return best
+
+
 def _sum_distributions(
     probabilities: FloatArray, numerators: IntArray, counts: Sequence[int]
 ) -> dict[int, FloatArray]:
@@ -353,7 +370,7 @@ def _sum_distributions(
     one outcome's distribution, by FFT.
     """
     top = int(numerators.max())
-    size = 1 << (top * max(counts)).bit_length()  # no wrap-around: the FFT is long enough
+    size = fft_length(top * max(counts) + 1)  # no wrap-around: the FFT is long enough
     one = np.zeros((probabilities.shape[0], top + 1))
     for j, numerator in enumerate(numerators.tolist()):
         one[:, numerator] += probabilities[:, j]
