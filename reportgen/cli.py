@@ -113,17 +113,26 @@ def _suite_item(position: int, text: str) -> tuple[int, int]:
     return successes, runs
 
 
-def _add_estimate_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-k", default="3", metavar="K", help="runs that must all pass (default 3)")
-    _add_level_and_format(parser)
+def _add_estimate_options(parser: argparse.ArgumentParser, from_reports: bool = False) -> None:
+    """-k, --confidence and --format; `from_reports`: -k and --confidence default to
+    those of the reports given (None here), else to 3 and 0.95."""
+    parser.add_argument(
+        "-k",
+        default=None if from_reports else "3",
+        metavar="K",
+        help="runs that must all pass ("
+        + ("default: the k the reports were built with, else 3)" if from_reports else "default 3)"),
+    )
+    _add_level_and_format(parser, from_reports)
 
 
-def _add_level_and_format(parser: argparse.ArgumentParser) -> None:
+def _add_level_and_format(parser: argparse.ArgumentParser, from_reports: bool = False) -> None:
     parser.add_argument(
         "--confidence",
-        default=str(DEFAULT_CONFIDENCE),
+        default=None if from_reports else str(DEFAULT_CONFIDENCE),
         metavar="LEVEL",
-        help="confidence level of every interval, in (0, 1) (default 0.95)",
+        help="confidence level of every interval, in (0, 1) ("
+        + ("default: the reports' level, else 0.95)" if from_reports else "default 0.95)"),
     )
     parser.add_argument(
         "--format", choices=["text", "json"], default="text", help="output format (default text)"
@@ -560,8 +569,9 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     from .lookup import comparison_text, run_compare
     from .views import comparison_json
 
-    k = _whole_number("-k", args.k, 1, MAX_K)
-    confidence = _confidence(args.confidence)
+    # Unless given, those the reports compared were built with (else 3 and 0.95).
+    k = None if args.k is None else _whole_number("-k", args.k, 1, MAX_K)
+    confidence = None if args.confidence is None else _confidence(args.confidence)
     a, b, cmp = run_compare(args.a, args.b, k, confidence)
     if args.format == "json":
         doc = {"a": a.name, "b": b.name, **comparison_json(cmp)}
@@ -903,7 +913,8 @@ def _compare_command(commands: Commands) -> None:
     )
     parser.add_argument("a", metavar="A", help="result file or report, optionally #ID")
     parser.add_argument("b", metavar="B", help="result file or report, optionally #ID")
-    _add_estimate_options(parser)
+    # A report was built with a k and a level: compared as built unless told otherwise.
+    _add_estimate_options(parser, from_reports=True)
     parser.set_defaults(handler=_run_compare)
 
 

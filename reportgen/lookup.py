@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .check import headline_estimator, read_report
 from .errors import UserError
 from .readers import Source, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
-from .stats.estimate import counted
+from .stats.estimate import DEFAULT_CONFIDENCE, counted
 from .stats.planner import Plan
 from .terminal import fixed, percent, signed, signed_bracket, table
 
@@ -26,6 +27,9 @@ class NamedCounts:
     counts: dict[str, tuple[int, int]]
     #: The headline estimate's sd across tasks, when the source is a report (for the planner).
     task_sd: float | None = None
+    #: The k and confidence level the report was built with; None for a results file.
+    k: int | None = None
+    confidence: float | None = None
 
 
 def is_report(path: Path) -> bool:
@@ -56,6 +60,8 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
                 rs["name"],
                 {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]},
                 rs["reliability_at_k"][headline_estimator(rs)]["sd"],
+                doc["k"],
+                doc["confidence"],
             )
             for rs in doc["result_sets"]
         }
@@ -145,13 +151,31 @@ def comparison_text(a: NamedCounts, b: NamedCounts, cmp: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _setting(flag: str, given: Any, a: Any, b: Any, default: Any) -> Any:
+    """The value of `flag` for a comparison: as given, else the one its reports were
+    built with (a results file has none), else the default."""
+    if given is not None:
+        return given
+    if a is not None and b is not None and a != b:
+        raise UserError(
+            f"A was built with {flag} {a} and B with {flag} {b}: give {flag} to compare "
+            "them at one value"
+        )
+    return a if a is not None else b if b is not None else default
+
+
 def run_compare(
-    spec_a: str, spec_b: str, k: int, confidence: float
+    spec_a: str, spec_b: str, k: int | None, confidence: float | None
 ) -> tuple[NamedCounts, NamedCounts, Comparison]:
+    """Compare A with B; `k` and `confidence` None: those of the reports compared."""
     a = find_result_set(spec_a, "A")
     b = find_result_set(spec_b, "B")
     if not set(a.counts) & set(b.counts):
         raise UserError(f"{a.name!r} and {b.name!r} share no task ids: nothing to compare")
+    k = _setting("-k", k, a.k, b.k, 3)
+    confidence = _setting(
+        "--confidence", confidence, a.confidence, b.confidence, DEFAULT_CONFIDENCE
+    )
     return a, b, compare(a.counts, b.counts, k, confidence)
 
 

@@ -18,7 +18,7 @@ from reportgen.stats.planner import plan
 from reportgen.stats.variance import decompose_variance
 from reportgen.views import comparison_json, plan_json
 
-from .conftest import ROOT
+from .conftest import ROOT, build_example
 
 ALPHA = ROOT / "example/results/agent-alpha.jsonl"
 BETA = ROOT / "example/results/agent-beta.jsonl"
@@ -253,3 +253,45 @@ def test_plan_errors(args: list[str], message: str, capsys: pytest.CaptureFixtur
     assert run(["plan", *args])[0] == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def site_k4(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example built with k = 4 at a 90% level."""
+    return build_example(tmp_path_factory.mktemp("k4") / "site", k=4, confidence=0.9)
+
+
+def test_compare_uses_the_k_and_level_its_reports_were_built_with(site_k4: Path) -> None:
+    doc = report(site_k4)
+    a, b = doc["result_sets"][:2]
+    specs = [f"{site_k4}#{a['id']}", f"{site_k4}#{b['id']}"]
+    _, text = run(["compare", *specs, "--format", "json"])
+    found = json.loads(text)
+    assert (found["k"], found["confidence"]) == (4, 0.9)
+    expected = comparison_json(compare(counts(a), counts(b), 4, 0.9))
+    assert {key: found[key] for key in expected} == expected
+    # Given, they win; a results file has neither, so the report's count on one side.
+    _, text = run(["compare", *specs, "-k", "2", "--confidence", "0.8", "--format", "json"])
+    assert (json.loads(text)["k"], json.loads(text)["confidence"]) == (2, 0.8)
+    _, text = run(["compare", specs[0], str(ALPHA), "--format", "json"])
+    assert (json.loads(text)["k"], json.loads(text)["confidence"]) == (4, 0.9)
+    # Two results files: the defaults.
+    _, text = run(["compare", str(BETA), str(ALPHA), "--format", "json"])
+    assert (json.loads(text)["k"], json.loads(text)["confidence"]) == (3, 0.95)
+
+
+def test_compare_asks_for_k_when_its_reports_were_built_with_different_ones(
+    site_k4: Path, example_site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = f"{site_k4}#{report(site_k4)['result_sets'][0]['id']}"
+    b = f"{example_site}#{report(example_site)['result_sets'][1]['id']}"
+    status, text = run(["compare", a, b])
+    assert status == 2 and text == ""
+    error = capsys.readouterr().err
+    assert "A was built with -k 4 and B with -k 3: give -k" in error
+    assert "Traceback" not in error
+    status, text = run(["compare", a, b, "-k", "3"])  # the level differs too
+    assert status == 2
+    assert "--confidence 0.9 and B with --confidence 0.95" in capsys.readouterr().err
+    status, text = run(["compare", a, b, "-k", "3", "--confidence", "0.95", "--format", "json"])
+    assert status == 0 and (json.loads(text)["k"], json.loads(text)["confidence"]) == (3, 0.95)
