@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 # template has changed since, a build compiles them itself and makes the same site.
 COMPILED := reportgen/website/compiled
 $(COMPILED): $(STAMP) $(wildcard templates/*.html) $(wildcard content/*.md) \
-    $(wildcard reportgen/website/*.py)
+    $(shell find reportgen -name '*.py' -not -path '*/compiled/*')
 	$(BIN)/python -m reportgen.website.precompile
 
 ## site: build the example report into site/

@@ -36,10 +36,11 @@ _COMPILED = Path(__file__).resolve().parent / "website" / "compiled"
 
 
 @functools.cache
-def identity() -> str:
-    """reportgen's version with a hash of its own files and its page libraries' versions."""
+def _digests() -> tuple[str, str]:
+    """(identity, sources): the files are read once for both."""
     package = Path(__file__).resolve().parent
     digest = hashlib.blake2b(digest_size=12)
+    own = hashlib.blake2b(digest_size=12)
     sources = [
         path
         for path in package.rglob("*.py")
@@ -51,10 +52,23 @@ def identity() -> str:
         and path.is_file()
     ]
     for path in sorted([*sources, package / "report.schema.json"]):
-        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+        part = str(path.relative_to(package)).encode() + b"\0" + path.read_bytes()
+        digest.update(part)
+        own.update(part)
     for library in PAGE_LIBRARIES:
         try:
             digest.update(f"\0{library} {metadata.version(library)}".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"\0{library} missing".encode())
-    return f"{__version__}+{digest.hexdigest()}"
+    return f"{__version__}+{digest.hexdigest()}", f"{__version__}+{own.hexdigest()}"
+
+
+def identity() -> str:
+    """reportgen's version with a hash of its own files and its page libraries' versions."""
+    return _digests()[0]
+
+
+def sources() -> str:
+    """reportgen's version with a hash of its own files alone (what compiled its templates:
+    a template's compiled code holds the output of functions defined in them)."""
+    return _digests()[1]

@@ -17,6 +17,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
+from reportgen import code
 from reportgen.website import precompile, precompiled
 from reportgen.website.content import content_environment, split_front_matter
 from reportgen.website.render import Theme, _template_place, environment
@@ -83,6 +84,19 @@ def test_code_is_taken_only_for_what_it_was_made_from(reading: Path) -> None:
     other.filters["extra"] = str
     assert precompiled.code(other, "task.html", source) is None
     assert precompiled.code(environment(THEME, ReplayEnvironment), "task.html", source) is None
+
+
+def test_code_made_by_other_reportgen_code_is_not_taken(
+    reading: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The environments' finalize hooks run on constant output while Jinja compiles: code
+    # made by other hooks would print other text.
+    env = _pages_env()
+    assert env.loader is not None
+    source = env.loader.get_source(env, "base.html")[0]
+    assert precompiled.code(env, "base.html", source) is not None
+    monkeypatch.setattr(code, "sources", lambda: "0.0+edited")
+    assert precompiled.code(env, "base.html", source) is None
 
 
 def test_code_made_by_another_jinja_is_not_taken(

@@ -10,7 +10,9 @@ from there, and Python's own bytecode cache (`__pycache__`, checked against the
 file's hash) spares it the compiling too.
 
 Each module is named by a hash of everything that shaped its code: the
-template's name and exact text, Jinja's version, and the environment's settings.
+template's name and exact text, Jinja's version, the environment's settings,
+and reportgen's own source (Jinja runs the environment's `finalize` on constant
+output while compiling, so its code is in the result).
 A build asks for the module of that hash, so it finds code made from exactly
 what it would compile, or nothing; anything else (a user's template, an edited
 one, another Jinja, a missing or damaged folder) is compiled as usual, and using
@@ -32,6 +34,8 @@ from types import CodeType
 from typing import Any
 
 import jinja2
+
+from .. import code as code_identity
 
 #: Where the compiled templates are; a test may point it elsewhere.
 FOLDER = Path(__file__).resolve().parent / "compiled"
@@ -71,7 +75,7 @@ def module_file(env: jinja2.Environment, name: str | None, source: str) -> str:
     """The file name of the module compiled from template `name` (none for a content
     page's body) with text `source` in `env`."""
     digest = hashlib.sha256()
-    for part in (jinja2.__version__, settings(env), name or "", source):
+    for part in (code_identity.sources(), settings(env), name or "", source):
         digest.update(part.encode("utf-8") + b"\0")
     return f"t_{digest.hexdigest()[:40]}.py"
 
