@@ -17,8 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 # then skips compiling them (reportgen/website/precompiled.py). Without it, or when a
 # template has changed since, a build compiles them itself and makes the same site.
 COMPILED := reportgen/website/compiled
-$(COMPILED): $(STAMP) $(wildcard templates/*.html) $(wildcard content/*.md) \
-    $(shell find reportgen -name '*.py' -not -path '*/compiled/*')
+$(COMPILED): $(STAMP) $(shell find templates content -type f) reportgen/report.schema.json \
+    $(shell find reportgen -name '*.py' -not -path '*/compiled/*' -not -name '.*')
 	$(BIN)/python -m reportgen.website.precompile
 
 ## site: build the example report into site/

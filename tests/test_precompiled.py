@@ -9,6 +9,7 @@ from, and a missing or damaged folder only means compiling as usual.
 from __future__ import annotations
 
 import filecmp
+import os
 import shutil
 import subprocess
 import sys
@@ -166,9 +167,13 @@ def _damage(folder: Path, how: str) -> None:
         for path in modules:
             path.unlink()
             path.mkdir()
-    elif how == "bytecode damaged":
+    elif how == "module cut short":  # still Python, but no longer a template
+        for path in modules:
+            lines = path.read_text().splitlines(keepends=True)
+            path.write_text("".join(lines[: len(lines) // 3]))
+    elif how == "bytecode not Python's":
         for path in folder.glob("__pycache__/*.pyc"):
-            path.write_bytes(path.read_bytes()[:20] + b"\x00" * 40)
+            path.write_bytes(b"\x00" * 40)
     elif how == "no folder":
         shutil.rmtree(folder)
 
@@ -180,7 +185,8 @@ def _damage(folder: Path, how: str) -> None:
         "module not Python",
         "module not text",
         "module a folder",
-        "bytecode damaged",
+        "module cut short",
+        "bytecode not Python's",
         "no folder",
     ],
 )
@@ -195,9 +201,15 @@ def test_a_damaged_folder_means_compiling_as_usual(
     assert env.loader is not None
     template = env.get_template("index.html")
     assert template.filename == str(ROOT / "templates" / "index.html")
+    if how == "bytecode not Python's":
+        # Python sees that the bytecode is not its own and compiles the module's
+        # source again: still the code made for this template.
+        assert template.root_render_func.__code__.co_filename.startswith(str(folder))
+        return
     assert template.root_render_func.__code__.co_filename == template.filename
     source = env.loader.get_source(env, "base.html")[0]
-    assert precompiled.code(env, "base.html", source) is None
+    template = precompiled.template(env, "base.html", source, "base.html", {})
+    assert template is None
 
 
 _BUILD = """
@@ -205,19 +217,32 @@ import sys
 from pathlib import Path
 from reportgen.website import precompiled
 precompiled.FOLDER = Path(sys.argv[1])
+found, noted = precompiled.code, sys.argv[4]
+
+def counted(env, name, source):
+    code = found(env, name, source)
+    if code is not None:  # noted in a file: the content pages are made in a child
+        with open(noted, "a") as hits:
+            hits.write(f"{name or 'content page'}\\n")
+    return code
+
+precompiled.code = counted
 from reportgen.__main__ import run
 sys.argv = ["reportgen", "build", "--config", sys.argv[2], "-o", sys.argv[3], "--no-cache"]
 run()
 """
 
 
-def _build(folder: Path, output: Path) -> None:
+def _build(folder: Path, output: Path) -> list[str]:
+    """Build the example with `folder` as the compiled templates; the templates found there."""
+    hits = output.with_name(output.name + ".hits")
     subprocess.run(
-        [sys.executable, "-c", _BUILD, str(folder), str(EXAMPLE), str(output)],
+        [sys.executable, "-c", _BUILD, str(folder), str(EXAMPLE), str(output), str(hits)],
         check=True,
         capture_output=True,
         env={"SOURCE_DATE_EPOCH": "1700000000", "PATH": "/usr/bin:/bin"},
     )
+    return sorted(hits.read_text().splitlines()) if hits.exists() else []
 
 
 def _same_tree(a: Path, b: Path) -> None:
@@ -233,14 +258,48 @@ def test_a_build_with_compiled_templates_makes_the_same_site(
     compiled: Path, tmp_path: Path
 ) -> None:
     # Separate processes: nothing compiled by one build is in memory for the other.
-    _build(compiled, tmp_path / "ahead")
-    _build(tmp_path / "none", tmp_path / "here")
+    found = _build(compiled, tmp_path / "ahead")
+    assert _build(tmp_path / "none", tmp_path / "here") == []
     _same_tree(tmp_path / "ahead", tmp_path / "here")
+    # The build took every page template it used and both content pages from the folder.
+    assert found.count("content page") == len(THEME.content_pages())
+    assert {"base.html", "index.html", "set.html", "task.html", "content.html"} <= set(found)
 
 
-def test_writing_twice_gives_the_same_bytes(compiled: Path, tmp_path: Path) -> None:
+def test_writing_twice_gives_the_same_bytes(
+    compiled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     again = tmp_path / "compiled"
     assert precompile.write(again) == len(list(compiled.glob("*.py")))
+    # While the folders are swapped, every other name beside them starts with a dot:
+    # code.py's hash of reportgen's own source leaves those out.
+    beside: list[str] = []
+    replace = os.replace
+
+    def watched(source: Path, target: Path) -> None:
+        beside.extend(p.name for p in tmp_path.iterdir())
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", watched)
     precompile.write(again)  # over an existing folder
+    assert beside and all(name == "compiled" or name.startswith(".") for name in beside)
     _same_tree(compiled, again)
-    assert not list(tmp_path.glob(".compiled-*")) and not (tmp_path / "compiled.old").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["compiled"]
+
+
+def test_a_folder_another_run_put_in_place_meanwhile_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "compiled"
+    replace = os.replace
+
+    def raced(source: Path, target: Path) -> None:
+        if Path(target) == folder and not folder.exists():
+            folder.mkdir()
+            (folder / "theirs").write_text("")
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", raced)
+    precompile.write(folder)
+    assert [p.name for p in folder.iterdir()] == ["theirs"]
+    assert [p.name for p in tmp_path.iterdir()] == ["compiled"]

@@ -12,6 +12,7 @@ same package files always give the same bytes.
 from __future__ import annotations
 
 import compileall
+import contextlib
 import os
 import py_compile
 import shutil
@@ -58,18 +59,30 @@ def write(folder: Path) -> int:
             (staging / module).write_text(text, encoding="utf-8")
         # Bytecode checked against each source's hash, not its time: a module rewritten
         # within the same second is never run from the bytecode of the one before.
-        compileall.compile_dir(
+        if not compileall.compile_dir(
             staging,
-            ddir=str(folder),  # the name the modules will have, in tracebacks
             quiet=1,
             invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
-        )
-        old = folder.with_name(folder.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if folder.exists():
-            os.replace(folder, old)
-        os.replace(staging, folder)
-        shutil.rmtree(old, ignore_errors=True)
+        ):
+            raise RuntimeError(f"{staging}: a compiled template is not valid Python")
+        # The folder before is moved aside under a dotted name, which code.py's hash of
+        # reportgen's own source leaves out, as it leaves out the staging folder.
+        old = Path(tempfile.mkdtemp(prefix=".compiled-old-", dir=folder.parent))
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(folder, old / "compiled")
+            try:
+                os.replace(staging, folder)
+            except OSError:
+                if not folder.is_dir():
+                    with contextlib.suppress(OSError):
+                        os.replace(old / "compiled", folder)  # the one before, back
+                    raise
+                # Another run put its folder in place meanwhile, made from the same
+                # files or newer ones: it stays.
+                shutil.rmtree(staging, ignore_errors=True)
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -20,14 +20,19 @@ the folder never changes a page. Nor can a stale file be taken for a fresh one:
 a changed template has another hash.
 
 The folder is part of the installed package, written from the package's own
-files by the package's own code, as trusted as the modules beside it; a build
-never writes it, and nothing in a project or its cache can reach it.
+files by the package's own code, as trusted as the modules beside it: a build
+never writes a module there (Python may cache a module's bytecode beside it, as
+it does for every module of the package, and trusts that cache as it does for
+them), and nothing in a project, its cache or a user's templates can reach it.
+A module missing, unreadable or failing to load means compiling as usual.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, MutableMapping
+from importlib import metadata
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import CodeType
@@ -41,13 +46,36 @@ from .. import code as code_identity
 FOLDER = Path(__file__).resolve().parent / "compiled"
 
 
+@functools.cache
+def _version(library: str) -> str:
+    return metadata.version(library)
+
+
+def _function(value: Any) -> tuple[str, str, str]:
+    """A filter's, test's or hook's name and how Jinja calls it (the generated call
+    passes the context or the environment first when the function asks for it)."""
+    return (
+        getattr(value, "__module__", "") or "",
+        getattr(value, "__qualname__", type(value).__qualname__),
+        str(getattr(value, "jinja_pass_arg", "")),
+    )
+
+
 def settings(env: jinja2.Environment) -> str:
-    """Everything about an environment that changes the code Jinja makes of a template."""
-    finalize = env.finalize
+    """The environment's side of what Jinja makes of a template: its class, its syntax and
+    options, and which filters, tests and hooks it calls and how. What those functions
+    do is reportgen's code, which module_file hashes as a whole."""
     parts = (
         type(env).__module__,
         type(env).__qualname__,
         jinja2.__version__,
+        _version("markupsafe"),  # its escape runs on constant output while compiling
+        env.sandboxed,
+        # Set on the sandbox (the replay environment): its operators go through calls.
+        sorted(getattr(env, "intercepted_binops", ())),
+        sorted(getattr(env, "intercepted_unops", ())),
+        _function(env.code_generator_class),
+        _function(env.undefined),
         env.autoescape if isinstance(env.autoescape, bool) else repr(env.autoescape),
         env.optimized,
         env.is_async,
@@ -63,10 +91,10 @@ def settings(env: jinja2.Environment) -> str:
         env.comment_end_string,
         env.line_statement_prefix,
         env.line_comment_prefix,
-        None if finalize is None else getattr(finalize, "jinja_pass_arg", "plain"),
+        None if env.finalize is None else _function(env.finalize),
         sorted(env.extensions),
-        sorted(env.filters),
-        sorted(env.tests),
+        sorted((name, _function(f)) for name, f in env.filters.items()),
+        sorted((name, _function(f)) for name, f in env.tests.items()),
     )
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
 
@@ -83,14 +111,14 @@ def module_file(env: jinja2.Environment, name: str | None, source: str) -> str:
 def code(env: jinja2.Environment, name: str | None, source: str) -> CodeType | None:
     """The compiled code of template `name` with text `source` in `env`, if the folder
     has it; None otherwise (the caller compiles)."""
-    path = FOLDER / module_file(env, name, source)
     try:
+        path = FOLDER / module_file(env, name, source)
         # Python's loader for a module file: the bytecode from __pycache__ when it is
         # current (the generator writes it checked against the source's hash), else
         # the source compiled (and cached, where the folder is writable).
         loader = SourceFileLoader(f"reportgen_compiled_{path.stem}", str(path))
         found = loader.get_code(loader.name)
-    except (OSError, SyntaxError, ValueError, EOFError, ImportError):
+    except Exception:  # whatever is wrong with the folder, compiling is always right
         return None
     return found
 
@@ -108,7 +136,10 @@ def template(
     found = code(env, name, source)
     if found is None:
         return None
-    made = env.template_class.from_code(env, found, globals, uptodate)
+    try:
+        made = env.template_class.from_code(env, found, globals, uptodate)
+    except Exception:  # a module that loads but is not a template (cut short, say)
+        return None
     # Errors name the template's own file and line (Jinja reads this name when it
     # rewrites a traceback), not the compiled module's; "<template>" as from_string.
     made.filename = filename or "<template>"

@@ -189,7 +189,9 @@ class _TextLoader(jinja2.FileSystemLoader):
         globals: MutableMapping[str, Any] | None = None,
     ) -> jinja2.Template:
         source, filename, uptodate = self.get_source(environment, name)
-        made = precompiled.template(environment, name, source, filename, globals or {}, uptodate)
+        made = precompiled.template(
+            environment, name, source, filename, {} if globals is None else globals, uptodate
+        )
         return made if made is not None else super().load(environment, name, globals)
 
     def get_source(
