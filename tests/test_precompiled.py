@@ -22,7 +22,7 @@ from reportgen import code
 from reportgen.website import precompile, precompiled
 from reportgen.website.content import content_environment, split_front_matter
 from reportgen.website.render import Theme, _template_place, environment
-from reportgen.website.replay import ReplayEnvironment
+from reportgen.website.replay import ReplayEnvironment, guard
 
 from .conftest import EXAMPLE, ROOT
 
@@ -47,6 +47,10 @@ def _pages_env() -> jinja2.Environment:
     return environment(THEME)
 
 
+def _replay_env() -> jinja2.Environment:
+    return guard(environment(THEME, ReplayEnvironment))
+
+
 def _page_templates() -> list[str]:
     env = _pages_env()
     assert env.loader is not None
@@ -58,9 +62,15 @@ def test_every_shipped_template_and_content_page_has_its_code(reading: Path) -> 
     assert env.loader is not None
     names = _page_templates()
     assert {"base.html", "index.html", "set.html", "task.html", "content.html"} <= set(names)
+    replay = _replay_env()
     for name in names:
         source = env.loader.get_source(env, name)[0]
-        assert precompiled.code(env, name, source) is not None, name
+        made = precompiled.code(env, name, source)
+        assert made is not None, name
+        # The replay sandbox has code of its own for every template (a comparison or an
+        # arithmetic operator becomes a call of the environment), never the pages'.
+        sandboxed = precompiled.code(replay, name, source)
+        assert sandboxed is not None and sandboxed.co_filename != made.co_filename, name
     content = content_environment()
     pages = THEME.content_pages()
     assert set(pages) >= {"methodology", "faq"}
@@ -84,7 +94,6 @@ def test_code_is_taken_only_for_what_it_was_made_from(reading: Path) -> None:
     other = environment(THEME)
     other.filters["extra"] = str
     assert precompiled.code(other, "task.html", source) is None
-    assert precompiled.code(environment(THEME, ReplayEnvironment), "task.html", source) is None
 
 
 def test_code_made_by_other_reportgen_code_is_not_taken(
@@ -115,15 +124,18 @@ def test_one_module_per_template_each_named_by_what_it_was_made_from(reading: Pa
     env = _pages_env()
     assert env.loader is not None
     names = _page_templates()
+    replay = _replay_env()
     expected = {
-        precompiled.module_file(env, name, env.loader.get_source(env, name)[0]) for name in names
+        precompiled.module_file(each, name, env.loader.get_source(env, name)[0])
+        for name in names
+        for each in (env, replay)
     }
     content = content_environment()
     for path in THEME.content_pages().values():
         body = split_front_matter(path.read_text(encoding="utf-8"))[0]
         expected.add(precompiled.module_file(content, None, body))
     assert {p.name for p in reading.glob("*.py")} == expected
-    assert len(expected) == len(names) + len(THEME.content_pages())
+    assert len(expected) == 2 * len(names) + len(THEME.content_pages())
 
 
 def test_a_precompiled_template_renders_as_one_compiled_here(reading: Path) -> None:

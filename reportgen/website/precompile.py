@@ -23,22 +23,25 @@ from pathlib import Path
 from . import precompiled
 from .content import content_environment, split_front_matter
 from .render import Theme, environment
+from .replay import ReplayEnvironment, guard
 
 
 def compiled_sources() -> dict[str, str]:
     """Module file -> Python source, for each built-in template and content page."""
     theme = Theme.from_folders(None, None)
     modules: dict[str, str] = {}
-    pages = environment(theme)
-    assert pages.loader is not None
-    for name in pages.loader.list_templates():
-        if not name.endswith((".html", ".xml", ".svg", ".txt")) or name.startswith("assets/"):
-            continue
-        source = pages.loader.get_source(pages, name)[0]
-        # Named at its end, for a reader: a line at the top would shift the line numbers
-        # Jinja maps back to the template's.
-        code = pages.compile(source, name, raw=True) + f"\n# {name}\n"
-        modules[precompiled.module_file(pages, name, source)] = code
+    # The pages' environment, and the one that records and replays the overview
+    # (replay.py), whose sandbox compiles the same templates to other code.
+    for pages in (environment(theme), guard(environment(theme, ReplayEnvironment))):
+        assert pages.loader is not None
+        for name in pages.loader.list_templates():
+            if not name.endswith((".html", ".xml", ".svg", ".txt")) or name.startswith("assets/"):
+                continue
+            source = pages.loader.get_source(pages, name)[0]
+            # Named at its end, for a reader: a line at the top would shift the line
+            # numbers Jinja maps back to the template's.
+            code = pages.compile(source, name, raw=True) + f"\n# {name}\n"
+            modules[precompiled.module_file(pages, name, source)] = code
     content = content_environment()
     for path in theme.content_pages().values():
         body = split_front_matter(path.read_text(encoding="utf-8"))[0]
