@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pytest
@@ -96,28 +97,25 @@ def test_code_is_taken_only_for_what_it_was_made_from(reading: Path) -> None:
     assert precompiled.code(other, "task.html", source) is None
 
 
-def test_code_made_by_other_reportgen_code_is_not_taken(
-    reading: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("made_by", "attribute", "other"),
+    [
+        # The environments' finalize hooks run on constant output while Jinja compiles:
+        # code made by other hooks would print other text.
+        (code, "sources", lambda: "0.0+edited"),
+        (jinja2, "__version__", "0.0"),
+    ],
+    ids=["other reportgen code", "another Jinja"],
+)
+def test_code_made_by_something_else_is_not_taken(
+    reading: Path, monkeypatch: pytest.MonkeyPatch, made_by: Any, attribute: str, other: Any
 ) -> None:
-    # The environments' finalize hooks run on constant output while Jinja compiles: code
-    # made by other hooks would print other text.
     env = _pages_env()
     assert env.loader is not None
     source = env.loader.get_source(env, "base.html")[0]
     assert precompiled.code(env, "base.html", source) is not None
-    monkeypatch.setattr(code, "sources", lambda: "0.0+edited")
+    monkeypatch.setattr(made_by, attribute, other)
     assert precompiled.code(env, "base.html", source) is None
-
-
-def test_code_made_by_another_jinja_is_not_taken(
-    reading: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    env = _pages_env()
-    assert env.loader is not None
-    source = env.loader.get_source(env, "task.html")[0]
-    assert precompiled.code(env, "task.html", source) is not None
-    monkeypatch.setattr(jinja2, "__version__", "0.0")
-    assert precompiled.code(env, "task.html", source) is None
 
 
 def test_one_module_per_template_each_named_by_what_it_was_made_from(reading: Path) -> None:

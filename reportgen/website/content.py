@@ -361,24 +361,26 @@ def _split(text: str) -> tuple[str, dict[str, Any], int]:
     return split_front_matter(text)
 
 
-def front_matter(text: str, source: str = "content") -> dict[str, Any]:
-    """The front matter of one content file (its title makes the navigation)."""
+def _parts(text: str, source: str) -> tuple[str, dict[str, Any], int]:
+    """(body, front matter, lines before the body) of one content file; the front
+    matter is the caller's to change, not the cached one."""
     try:
-        found = _split(text)[1]
+        body, meta, offset = _split(text)
     except (ValueError, yaml.YAMLError) as error:
         raise UserError(_front_matter_problem(source, error)) from None
-    return copy.deepcopy(found)  # the caller's to change, not the cached one
+    return body, copy.deepcopy(meta), offset
+
+
+def front_matter(text: str, source: str = "content") -> dict[str, Any]:
+    """The front matter of one content file (its title makes the navigation)."""
+    return _parts(text, source)[1]
 
 
 def render_content(
     text: str, site: dict[str, Any], source: str = "content"
 ) -> tuple[str, dict[str, Any]]:
     """(html, front matter) of one content file: Jinja first, then Markdown."""
-    try:
-        body, meta, offset = _split(text)
-    except (ValueError, yaml.YAMLError) as error:
-        raise UserError(_front_matter_problem(source, error)) from None
-    meta = copy.deepcopy(meta)  # the page's and its caller's, not the cached one
+    body, meta, offset = _parts(text, source)
     k = int(site.get("k", 3))
     confidence = float(site.get("confidence", 0.95))
     site = {"k": k, "confidence": confidence, "level": percent(confidence), **site}
