@@ -55,7 +55,8 @@ def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
         "font": "sans-serif",
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e5e5e5"},
         "axisQuantitative": {"tickCount": 5},
-        # Two columns: labels are measured with vl-convert's fonts, not the browser's,
+        # Two columns: labels are measured with vl-convert's Liberation Sans (its own
+        # copy: chart_engine.FONTS_CONF), not the browser's fonts,
         # so a single row of long labels can overlap when the page renders them wider.
         "legend": {
             "labelFontSize": 12,
