@@ -90,7 +90,8 @@ _CONTENT_ALONE = """
 import sys, time
 import scipy.special
 from reportgen.website.content import front_matter, markdown_parser, render_content
-from reportgen.website.render import Theme, read_content, site_settings
+from reportgen.website.render import read_content, site_settings
+from reportgen.website.theme import Theme
 site = site_settings("t", "", 3, 0.95)
 texts = read_content(Theme.from_folders(None, None))
 # What the build's content worker has before it forks (render.ContentWorker).

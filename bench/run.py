@@ -51,7 +51,8 @@ from reportgen.stats.coverage import check_coverage  # noqa: E402
 from reportgen.stats.estimate import estimate_suite  # noqa: E402
 from reportgen.stats.population import fit_population  # noqa: E402
 from reportgen.website.chart import make_charts  # noqa: E402
-from reportgen.website.render import SiteOptions, Theme, render_site  # noqa: E402
+from reportgen.website.render import render_site  # noqa: E402
+from reportgen.website.theme import SiteOptions, Theme  # noqa: E402
 from reportgen.website.write import write_site  # noqa: E402
 
 SIZES = {"small": (100, 10), "medium": (1_000, 50), "large": (10_000, 100)}

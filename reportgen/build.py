@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .cache import (
     Cache,
@@ -24,27 +24,12 @@ from .cache import (
 from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
-from .history import default_label, read_history
 from .readers import SCORER_FORMATS, Loaded, load_sources
-from .report import Report, build_report
 from .terminal import set_warnings, terminal_safe
-from .views import Json
 from .website.chart_engine import Converter
 from .website.charts import PendingCharts, SiteCharts, drawing_key
-from .website.render import (
-    ContentTexts,
-    ContentWorker,
-    Renderer,
-    SiteOptions,
-    Theme,
-    environment,
-    page_count,
-    read_content,
-    site_settings,
-    template_key,
-    template_references,
-)
 from .website.replay import ReplayEnvironment, guard, replay_page
+from .website.theme import SiteOptions, Theme, environment, template_key, template_references
 from .website.write import (
     KEEP,
     MARKER,
@@ -54,6 +39,15 @@ from .website.write import (
     site_on_disk,
     write_site,
 )
+
+if TYPE_CHECKING:
+    from .report import Report
+    from .views import Json
+    from .website.render import ContentTexts, ContentWorker
+
+# The statistics, the report model and the renderer (numpy, scipy, Altair) are
+# imported where a build needs them, below: a build that keeps every file, or
+# renders the edited overview from its record (_replayed), loads none of them.
 
 
 class Progress:
@@ -293,13 +287,12 @@ def build(
             for s in config.result_sets
         ]
     )
-    previous_history = (
-        read_history(config.history, config.named("history"))
-        if config.history is not None
-        else None
-    )
+    previous_history: list[Json] | None = None
     label = None
-    if previous_history is not None:
+    if config.history is not None:
+        from .history import default_label, read_history
+
+        previous_history = read_history(config.history, config.named("history"))
         cwd = config.path.parent if config.path is not None else Path.cwd()
         label = config.label or default_label(previous_history, cwd)
     elif config.label is not None:
@@ -373,6 +366,8 @@ def build(
             if converter is not None:
                 converter.close()
             return dataclasses.replace(replayed, seconds=time.perf_counter() - start)
+
+    from .website.render import ContentWorker, read_content, site_settings
 
     reusable = _reusable_pages(cache, on_disk) if cache is not None else {}
     content = read_content(theme)
@@ -491,6 +486,8 @@ def _read_and_estimate(job: _Job, reused: list[str], notes: list[str]) -> tuple[
             notes.append(f"no history at {config.history} yet: starting one with {job.label!r}")
             progress.note(notes[-1])
         history = (job.previous_history, job.label)
+    from .report import build_report
+
     # The slow computations' results of the last build, where their arguments are unchanged.
     results = cache.get_results() if cache is not None else None
     report = build_report(
@@ -517,6 +514,8 @@ _last_report: tuple[str, Loaded, Report] | None = None
 
 def _stages(job: _Job, converter: Converter | None) -> BuildResult:
     """load -> estimate -> chart -> render -> write, reusing cached pieces."""
+    from .website.render import Renderer, page_count
+
     global _last_report
     config, progress, cache = job.config, job.progress, job.cache
     inputs_key, history_key, site_key, recipe_key = job.keys

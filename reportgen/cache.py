@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -43,9 +43,11 @@ from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded
 from .readers.folder import walk
-from .results import Results, Unfit, results_from_json
 from .website.charts import Chart, SiteCharts
 from .website.replay import Record
+
+if TYPE_CHECKING:
+    from .results import Results
 
 CACHE_DIR = ".reportgen-cache"
 _KEEP = 4  # entries of each kind kept; older ones are removed
@@ -213,7 +215,7 @@ class SiteRecipe:
     #: The key of each of those templates (None: it could not be read).
     templates: dict[str, str | None]
     #: The templates each template's source names, by the source's digest
-    #: (render.source_digest): a rebuild parses only the sources edited since.
+    #: (theme.source_digest): a rebuild parses only the sources edited since.
     references: dict[str, list[str | None]]
     state: SiteState
 
@@ -280,6 +282,8 @@ class Cache:
             )
 
     def get_results(self) -> Results:
+        from .results import Results, results_from_json  # numpy: only for a full build
+
         return Results(self._get("results", "last", results_from_json))
 
     def put_results(self, results: Results) -> None:
@@ -343,8 +347,10 @@ class Cache:
             return value  # the very file this process read or wrote last
         try:
             value = decode(orjson.loads(raw))
-        except (orjson.JSONDecodeError, Damaged, Unfit, KeyError, TypeError, ValueError):
-            return None  # damaged, foreign or from another version: rebuild the piece
+        except (orjson.JSONDecodeError, Damaged, KeyError, TypeError, ValueError):
+            # Damaged, foreign or from another version (results.Unfit is a ValueError
+            # too): the piece is made again.
+            return None
         if kind in _REMEMBERED_KINDS:
             _remember(path, identity, _REMEMBERED_KINDS[kind](value))
         return value

@@ -17,8 +17,7 @@ from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import describe, json_loads, not_regular
-from .stats.elementary import decimals
-from .stats.estimate import MAX_K, confidence_extreme
+from .stats.plain import MAX_K, confidence_extreme, decimals
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
 from .terminal import fixed, percent
 

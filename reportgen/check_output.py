@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .check import TaskGate, Verdict
-from .stats.estimate import counted
+from .stats.plain import counted
 from .stats.task_tests import IMPROVED, MOVED_DOWN, MOVED_UP, REGRESSED, TaskChange
 from .terminal import p_value, signed, table
 from .views import task_tests_json

@@ -24,19 +24,8 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 from . import __version__
 from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError, os_reason
-from .stats.coverage import check_coverage
-from .stats.estimate import (
-    DEFAULT_CONFIDENCE,
-    MAX_K,
-    EstimateError,
-    confidence_extreme,
-    counted,
-    estimate_suite,
-)
-from .stats.headline import choose_headline
-from .stats.population import fit_population
+from .stats.plain import DEFAULT_CONFIDENCE, MAX_K, confidence_extreme, counted
 from .terminal import estimate_text, terminal_safe, warnings_text
-from .views import estimate_json
 
 if TYPE_CHECKING:
     from .config import Config
@@ -140,6 +129,12 @@ def _add_level_and_format(parser: argparse.ArgumentParser, from_reports: bool = 
 
 
 def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
+    from .stats.coverage import check_coverage
+    from .stats.estimate import EstimateError, estimate_suite
+    from .stats.headline import choose_headline
+    from .stats.population import fit_population
+    from .views import estimate_json
+
     k = _whole_number("-k", args.k, 1, MAX_K)
     confidence = _confidence(args.confidence)
     if args.suite:

@@ -31,7 +31,7 @@ from .readers.base import (
     yaml_load,
 )
 from .readers.table import FIELDS as COLUMN_FIELDS
-from .stats.estimate import MAX_K, confidence_extreme
+from .stats.plain import MAX_K, confidence_extreme
 
 CONFIG_NAME = "reportgen.yaml"
 

@@ -16,7 +16,7 @@ from .errors import UserError
 from .readers import Source, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
-from .stats.estimate import DEFAULT_CONFIDENCE, counted
+from .stats.plain import DEFAULT_CONFIDENCE, counted
 from .stats.planner import Plan
 from .terminal import fixed, percent, signed, signed_bracket, table
 

@@ -26,9 +26,9 @@ from .stats.bootstrap import (
 from .stats.clustered import ClusteredReliability, clustered_reliability
 from .stats.compare import Comparison, compare
 from .stats.coverage import CoverageCheck, check_coverage
-from .stats.elementary import decimals
 from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
 from .stats.headline import Headline, choose_headline
+from .stats.plain import decimals
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import fit_population
 from .stats.task_tests import TaskTests, natural_key, shared_task_tests

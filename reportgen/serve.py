@@ -38,7 +38,7 @@ from .config import Config
 from .errors import Problems, UserError, os_reason
 from .readers.folder import walk
 from .terminal import terminal_safe
-from .website.render import Theme
+from .website.theme import Theme
 from .website.write import MARKER, remove_tree
 
 Snapshot = dict[str, tuple[int, int]]

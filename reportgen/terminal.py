@@ -8,13 +8,13 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .stats.coverage import COVERAGE_NAMES, CoverageCheck
-from .stats.elementary import decimals
-from .stats.estimate import ONE_TASK_WARNING, SuiteEstimates, SuiteInterval, counted
-from .stats.headline import Headline
+from .stats.plain import COVERAGE_NAMES, ONE_TASK_WARNING, counted, decimals
 
-if TYPE_CHECKING:  # the report model (and the history) load only for `summary`
+if TYPE_CHECKING:  # the report model and the statistics (numpy) load only when used
     from .report import Report, SetReport
+    from .stats.coverage import CoverageCheck
+    from .stats.estimate import SuiteEstimates, SuiteInterval
+    from .stats.headline import Headline
 
 # Characters that change how a terminal or a page shows the text after them: C0 and
 # C1 controls (ESC starts the terminal's escape sequences; CR rewrites a line), the

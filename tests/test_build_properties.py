@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
-from reportgen.stats.estimate import MAX_CONFIDENCE, MIN_CONFIDENCE
+from reportgen.stats.plain import MAX_CONFIDENCE, MIN_CONFIDENCE
 
 #: Examples per run: few in `make test`, many under `make fuzz`.
 EXAMPLES = 300 if os.environ.get("REPORTGEN_FUZZ") else 15

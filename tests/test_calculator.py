@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from reportgen.stats.elementary import decimals
 from reportgen.stats.estimate import estimate_suite
 from reportgen.stats.headline import choose_headline
+from reportgen.stats.plain import decimals
 from reportgen.stats.planner import plan
 from reportgen.terminal import percent1
 from reportgen.views import estimate_json, plan_json
 from reportgen.website.calculator import JSTAT_VERSION, calculator_script
-from reportgen.website.render import package_folder
+from reportgen.website.theme import package_folder
 
 from .browser_util import ARTIFACTS, AXE, CHROMIUM_ARGS, ROOT, find_chromium, serve, unavailable
 

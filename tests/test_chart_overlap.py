@@ -24,7 +24,8 @@ from reportgen.website import render
 from reportgen.website.chart import make_charts
 from reportgen.website.chart_engine import Converter
 from reportgen.website.charts import PendingCharts, SiteCharts
-from reportgen.website.render import Renderer, SiteOptions, Theme
+from reportgen.website.render import Renderer
+from reportgen.website.theme import SiteOptions, Theme
 from reportgen.website.write import Written, write_site
 
 from .test_imports import probe
@@ -187,7 +188,7 @@ class _Engine:
 def test_a_rebuild_with_every_chart_cached_stops_the_engine_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reportgen import build as build_module
+    from reportgen import report as report_module
     from reportgen.build import build
     from reportgen.config import load_config
 
@@ -202,13 +203,13 @@ def test_a_rebuild_with_every_chart_cached_stops_the_engine_at_once(
     before = _tree(config.output)
 
     events: list[str] = []
-    real_estimate = build_module.build_report
+    real_estimate = report_module.build_report  # build.py imports it where it estimates
 
     def estimate(*args: object, **kwargs: object) -> Report:
         events.append("estimating")
         return real_estimate(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build_module, "build_report", estimate)
+    monkeypatch.setattr(report_module, "build_report", estimate)
     engine = _Engine(events)
     (project / "reportgen.yaml").write_text(
         (project / "reportgen.yaml").read_text().replace("title: Support-desk", "title: Edited")

@@ -17,7 +17,8 @@ import pytest
 from reportgen.errors import UserError
 from reportgen.website import render
 from reportgen.website.content import render_content
-from reportgen.website.render import ContentWorker, Theme, read_content, site_settings
+from reportgen.website.render import ContentWorker, read_content, site_settings
+from reportgen.website.theme import Theme
 
 SITE = site_settings("Worker test", "", 3, 0.95)
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reportgen.stats import elementary
+from reportgen.stats.plain import decimals
 
 from .conftest import ROOT
 
@@ -197,19 +198,19 @@ def _half_up(value: float, places: int, plus: bool) -> str:
 def test_decimals_round_the_exact_value_with_ties_away_from_zero(
     value: float, places: int, plus: bool
 ) -> None:
-    assert elementary.decimals(value, places, plus) == _half_up(value, places, plus)
+    assert decimals(value, places, plus) == _half_up(value, places, plus)
 
 
 def test_decimals_differs_from_format_only_at_exact_ties() -> None:
-    assert elementary.decimals(0.0625, 3) == "0.063"  # (1/2)^4; format gives 0.062
-    assert elementary.decimals(-0.0625, 3, plus=True) == "-0.063"
-    assert elementary.decimals(0.5625, 3, plus=True) == "+0.563"
-    assert elementary.decimals(0.125, 2) == "0.13"
-    assert elementary.decimals(2.5, 0) == "3"
+    assert decimals(0.0625, 3) == "0.063"  # (1/2)^4; format gives 0.062
+    assert decimals(-0.0625, 3, plus=True) == "-0.063"
+    assert decimals(0.5625, 3, plus=True) == "+0.563"
+    assert decimals(0.125, 2) == "0.13"
+    assert decimals(2.5, 0) == "3"
     # Not ties in binary: as format rounds them.
-    assert elementary.decimals(1.0005, 3) == f"{1.0005:.3f}" == "1.000"
-    assert elementary.decimals(0.0005, 3) == f"{0.0005:.3f}" == "0.001"
-    assert elementary.decimals(math.inf, 3) == "inf"
-    assert elementary.decimals(np.float64(-math.inf), 3) == "-inf"  # no warning either
-    assert elementary.decimals(np.float32(0.0625), 3) == "0.063"
-    assert elementary.decimals(2**48 + 1 / 16, 3) == "281474976710656.063"
+    assert decimals(1.0005, 3) == f"{1.0005:.3f}" == "1.000"
+    assert decimals(0.0005, 3) == f"{0.0005:.3f}" == "0.001"
+    assert decimals(math.inf, 3) == "inf"
+    assert decimals(np.float64(-math.inf), 3) == "-inf"  # no warning either
+    assert decimals(np.float32(0.0625), 3) == "0.063"
+    assert decimals(2**48 + 1 / 16, 3) == "281474976710656.063"

@@ -22,8 +22,9 @@ from reportgen.cli import main
 from reportgen.config import Config
 from reportgen.readers import Source
 from reportgen.website import render as render_module
+from reportgen.website import theme as theme_module
 from reportgen.website import write as write_module
-from reportgen.website.render import package_folder
+from reportgen.website.theme import package_folder
 from reportgen.website.write import MARKER
 
 from .conftest import ROOT, build_example
@@ -655,7 +656,7 @@ def test_a_failure_inside_reportgens_own_templates_is_not_blamed_on_the_user(
     def broken(value: object) -> str:
         raise ValueError("a bug in a filter")
 
-    monkeypatch.setattr(render_module, "fixed", broken)
+    monkeypatch.setattr(theme_module, "fixed", broken)  # the pages' f3 filter
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
     config = Config(output=tmp_path / "site")
@@ -873,9 +874,9 @@ def test_content_tables_are_named_after_the_heading_above_them(example_site: Pat
     assert len(labels) == page.count("<table>")
     assert labels[:2] == ["Worked example: one task, table 1", "Worked example: a suite, table 2"]
     assert len(set(labels)) == len(labels)  # each region's name is its own
-    label = render_module._table_label('<h2 id="x">pass^k &amp; <code>n</code></h2><p>t</p>', 4)
+    label = theme_module._table_label('<h2 id="x">pass^k &amp; <code>n</code></h2><p>t</p>', 4)
     assert label == "pass^k & n, table 4"
-    assert render_module._table_label("<p>no heading</p>", 1) == "Table 1"
+    assert theme_module._table_label("<p>no heading</p>", 1) == "Table 1"
 
 
 def test_faq_answers_the_spec_questions(example_site: Path) -> None:
@@ -1050,7 +1051,8 @@ def test_page_count_matches_the_pages_a_build_writes() -> None:
     from reportgen.history import read_history
     from reportgen.readers import load_sources
     from reportgen.report import build_report
-    from reportgen.website.render import Theme, page_count
+    from reportgen.website.render import page_count
+    from reportgen.website.theme import Theme
 
     from .conftest import EXAMPLE, ROOT
 

@@ -15,7 +15,6 @@ import numpy.typing as npt
 
 from . import elementary
 from .estimate import (
-    DEFAULT_CONFIDENCE,
     EstimateError,
     FloatArray,
     IntArray,
@@ -24,6 +23,7 @@ from .estimate import (
     unbiased_pass_hat_k,
     validate,
 )
+from .plain import DEFAULT_CONFIDENCE, decimals
 from .special import special
 
 DEFAULT_REPLICATES = 2000
@@ -341,17 +341,17 @@ def two_stage_bootstrap(
         if not q_low <= estimate <= q_high:
             why = (
                 f"redrawing runs pushes pass^{k} upward in the bootstrap (replicate mean "
-                f"{elementary.decimals(replicate_mean, 3)}); the basic interval corrects for "
+                f"{decimals(replicate_mean, 3)}); the basic interval corrects for "
                 "that shift"
                 if interval == "percentile"
                 else f"the interval removes the bootstrap's estimate of the {name} value's "
-                f"bias ({elementary.decimals(replicate_mean - world, 3, plus=True)}), which "
+                f"bias ({decimals(replicate_mean - world, 3, plus=True)}), which "
                 "here exceeds its sampling error"
             )
             warnings.append(
-                f"the {name} {interval} interval [{elementary.decimals(q_low, 3)}, "
-                f"{elementary.decimals(q_high, 3)}] does not contain "
-                f"the estimate {elementary.decimals(estimate, 3)}: {why}"
+                f"the {name} {interval} interval [{decimals(q_low, 3)}, "
+                f"{decimals(q_high, 3)}] does not contain "
+                f"the estimate {decimals(estimate, 3)}: {why}"
             )
         # Percentile bounds already lie in [0, 1]; moved ones need the clamp.
         return BootstrapInterval(

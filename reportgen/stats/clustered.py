@@ -14,7 +14,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .estimate import (
-    DEFAULT_CONFIDENCE,
     EstimateError,
     FloatArray,
     IntArray,
@@ -24,6 +23,7 @@ from .estimate import (
     t_quantile,
     validate,
 )
+from .plain import DEFAULT_CONFIDENCE
 
 # Cluster-robust standard errors come out too small when clusters are few
 # (Cameron and Miller 2015, section VI, "few clusters"); the G - 1 degrees of

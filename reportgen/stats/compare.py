@@ -29,16 +29,15 @@ import numpy as np
 
 from . import elementary
 from .estimate import (
-    DEFAULT_CONFIDENCE,
     EstimateError,
     FloatArray,
     IntArray,
     SuiteInterval,
     TaskEstimates,
-    counted,
     estimate_tasks,
     mean_with_t_interval,
 )
+from .plain import DEFAULT_CONFIDENCE, counted
 
 Counts = Mapping[str, tuple[int, int]]
 Json = dict[str, Any]

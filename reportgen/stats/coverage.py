@@ -22,7 +22,6 @@ import numpy.typing as npt
 from . import elementary
 from .bootstrap import DEFAULT_SEED, SHOWN_INTERVAL
 from .estimate import (
-    DEFAULT_CONFIDENCE,
     EstimateError,
     FloatArray,
     IntArray,
@@ -31,6 +30,7 @@ from .estimate import (
     unbiased_pass_hat_k,
     validate,
 )
+from .plain import DEFAULT_CONFIDENCE
 from .population import Population, draw_counts, outcome_probabilities
 from .special import special
 
@@ -64,15 +64,6 @@ _LATTICE_ROWS = 32
 
 #: The intervals checked, in the order pages list them.
 INTERVALS = ("plugin_t", "unbiased_t", "bootstrap", "clustered_plugin", "clustered_unbiased")
-
-#: How pages name the intervals of the coverage check.
-COVERAGE_NAMES = {
-    "plugin_t": "plug-in, Student-t across tasks",
-    "unbiased_t": "unbiased, Student-t across tasks",
-    "bootstrap": "two-stage bootstrap",
-    "clustered_plugin": "plug-in, clustered by category",
-    "clustered_unbiased": "unbiased, clustered by category",
-}
 
 
 @dataclass(frozen=True)

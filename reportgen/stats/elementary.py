@@ -18,14 +18,11 @@ n + 1 values, a suite's tasks share their run counts), so each distinct value
 is computed once and spread back: a Python call per distinct value, not per
 element. exp gets matrices of distinct values and is computed in numpy.
 
-decimals writes a number to fixed decimals the one way every page, table and
-message uses.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -126,31 +123,3 @@ def matmul(a: FloatArray, b: FloatArray) -> FloatArray:
     for j in range(a.shape[1]):
         out += a[:, j, None] * b[j]
     return out
-
-
-def decimals(value: float, places: int, plus: bool = False) -> str:
-    """`value` to `places` decimals (with its sign when `plus`), a tie rounded away from 0.
-
-    Python's format rounds a value exactly halfway to even: 0.0625, which is
-    (1/2)^4, to 0.062. Someone checking by hand, and the calculator's
-    JavaScript (toFixed), get 0.063, so exact ties go away from zero here. Every
-    other value rounds as format rounds it (1.0005 is a little below the tie in
-    binary: 1.000).
-    """
-    value = float(value)  # a numpy scalar formats and multiplies as a float does
-    text = f"{value:+.{places}f}" if plus else f"{value:.{places}f}"
-    if not math.isfinite(value):
-        return text
-    doubled = value * (2 * 10**places)
-    # An exact tie makes the exact product an odd whole number; below 2**53 the float
-    # product is then that number exactly, so only values passing this cheap test are
-    # checked in fractions. Larger products are all checked (such values are rare).
-    if abs(doubled) < 2**53 and doubled % 2 != 1:
-        return text
-    exact = Fraction(value) * (2 * 10**places)
-    if exact.denominator != 1 or exact.numerator % 2 == 0:
-        return text
-    away = (abs(exact.numerator) + 1) // 2  # |value| x 10^places, rounded up
-    whole, part = divmod(away, 10**places)
-    sign = "-" if value < 0 else ("+" if plus else "")
-    return f"{sign}{whole}.{part:0{places}d}" if places else f"{sign}{whole}"

@@ -26,32 +26,16 @@ import numpy as np
 import numpy.typing as npt
 
 from . import elementary
+from .plain import (
+    DEFAULT_CONFIDENCE,
+    ONE_TASK_WARNING,
+    counted,
+    decimals,
+)
 from .special import special
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-DEFAULT_CONFIDENCE = 0.95
-
-#: The largest k: the estimates are checked against exact arithmetic up to k = n =
-#: 1,000,000, and a k beyond 64-bit integers crashed numpy.
-MAX_K = 10**6
-
-#: The confidence levels reportgen accepts inside (0, 1). Beyond them a level has no
-#: use, and nearer 0 or 1 double precision cannot hold its quantiles:
-#: 0.9999999999999999 made every interval infinite, 1e-300 made Wilson's bounds 0/0.
-MIN_CONFIDENCE = 1e-6
-MAX_CONFIDENCE = 1 - 1e-12
-
-
-def confidence_extreme(value: float) -> str | None:
-    """Why a level strictly between 0 and 1 still cannot be used, or None."""
-    if value < MIN_CONFIDENCE:
-        return f"{value!r} is too close to 0 to compute intervals; use at least 0.000001"
-    if value > MAX_CONFIDENCE:
-        return f"{value!r} is too close to 1 to compute intervals; use at most 0.999999999999"
-    return None
-
 
 # Tasks whose ratio needs more factors than this are finished one at a time with
 # a vectorized product over the factors instead of one numpy pass per factor.
@@ -319,15 +303,6 @@ class SuiteEstimates:
         return self.tasks.confidence
 
 
-#: Said of a suite of one task; `estimate` for one task shows no suite to say it of.
-ONE_TASK_WARNING = "one task only: the suite interval needs at least two tasks (null)"
-
-
-def counted(count: int, one: str, many: str) -> str:
-    """counted(1, "task has", "tasks have") -> "1 task has"; 3 -> "3 tasks have"."""
-    return f"{count} {one if count == 1 else many}"
-
-
 #: Up to this many tasks with fewer than k runs get a warning each.
 _SHORT_TASKS_ONE_BY_ONE = 3
 
@@ -387,7 +362,7 @@ def estimate_suite(
     # interval of zero width would read as a certainty that the runs cannot give.
     # (Equal values computed by different products may differ in their last bits.)
     flat = [
-        (name, elementary.decimals(s.estimate, 3))
+        (name, decimals(s.estimate, 3))
         for name, s, values in (
             ("plug-in", plugin, tasks.plugin),
             ("unbiased", unbiased, tasks.unbiased),
@@ -405,9 +380,7 @@ def estimate_suite(
             zero = "its interval across tasks has zero width"
         widest = int(np.argmax(tasks.plugin_high - tasks.plugin_low))
         c, n = int(tasks.successes[widest]), int(tasks.runs[widest])
-        low, high = (
-            elementary.decimals(float(b[widest]), 3) for b in (tasks.plugin_low, tasks.plugin_high)
-        )
+        low, high = (decimals(float(b[widest]), 3) for b in (tasks.plugin_low, tasks.plugin_high))
         warnings.append(
             f"{'both' if len(tasks) == 2 else f'all {len(tasks)}'} tasks have the same {same}, "
             f"so {zero}: that says the tasks' estimates coincide, not that reliability@{k} is "

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from .coverage import CoverageCheck
-from .elementary import decimals
+from .plain import decimals
 
 # ---------------------------------------------------------------- the headline
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .estimate import DEFAULT_CONFIDENCE, EstimateError, normal_quantile, t_quantile
+from .estimate import EstimateError, normal_quantile, t_quantile
+from .plain import DEFAULT_CONFIDENCE
 from .special import special
 
 Json = dict[str, Any]

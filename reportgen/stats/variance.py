@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .estimate import DEFAULT_CONFIDENCE, EstimateError, IntArray, counted, validate
+from .estimate import EstimateError, IntArray, validate
+from .plain import DEFAULT_CONFIDENCE, counted
 
 
 def _counts(successes: npt.ArrayLike, runs: npt.ArrayLike) -> tuple[IntArray, IntArray]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import yaml
 
 from ..report import Report, SetReport
-from ..stats.elementary import decimals
+from ..stats.plain import decimals
 from ..terminal import bracket, has_bidi_marks, isolate_bidi, percent
 
 # shields.io named colours, from worst to best.

@@ -28,7 +28,8 @@ import numpy as np
 from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
-from ..stats.estimate import MAX_CURVE_K, FloatArray, counted
+from ..stats.estimate import MAX_CURVE_K, FloatArray
+from ..stats.plain import counted
 from ..terminal import percent, signed, signed_bracket, terminal_safe
 from .chart_engine import Converter
 from .charts import Chart, SiteCharts

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from . import precompiled
 from .content import content_environment, split_front_matter
-from .render import Theme, environment
 from .replay import ReplayEnvironment, guard
+from .theme import Theme, environment
 
 
 def compiled_sources() -> dict[str, str]:

@@ -1,8 +1,8 @@
 """Render: the report model and charts in, HTML pages and data files out.
 
-Templates are looked up in the user's folder first, then in the built-in theme
-(Pelican's ChoiceLoader habit); content pages likewise, file by file. Pages are
-yielded one at a time so the writer can stream them to disk.
+The pages are rendered in the theme's environment (theme.py: its folders, filters
+and template keys). Pages are yielded one at a time so the writer can stream them
+to disk.
 
 Every link between pages is relative (`root` is the way back to the site root),
 so the site works from file:// and under any sub-path, as GitHub Pages project
@@ -18,19 +18,15 @@ import importlib
 import io
 import itertools
 import json
-import math
 import multiprocessing
 import os
-import re
 import select
 import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
-from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -39,251 +35,40 @@ import jinja2.meta
 import orjson
 from markupsafe import Markup, escape
 
-from .. import __version__, code
+from .. import code
 from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import UserError, os_reason
 from ..history import HISTORY_FILE, history_bytes
 from ..report import ComparisonReport, Report, SetReport, task_csv_rows
-from ..stats.coverage import COVERAGE_NAMES
 from ..terminal import (
     fixed,
-    isolate_bidi,
-    p_value,
     percent,
-    percent1,
-    plain_warning,
     signed,
-    signed_bracket,
 )
 from ..views import report_json
-from . import precompiled
 from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
 from .charts import Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, markdown_parser, render_content, task_view
 from .replay import Record, ReplayEnvironment, guard, record_page
+from .theme import (
+    SiteOptions,
+    TaskPages,
+    Theme,
+    digest,
+    environment,
+    interval_text,
+    safe_url,
+    template_key,
+)
 from .write import KEEP, Keep, Written, write_staged
 
-
-def package_folder(name: str) -> Path:
-    """The built-in `templates` or `content` folder.
-
-    Inside an installed wheel they sit in the package; in a source checkout
-    (an editable install) they sit at the repository root.
-    """
-    here = Path(__file__).resolve().parent.parent  # the reportgen package
-    inside = here / name
-    return inside if inside.is_dir() else here.parent / name
-
-
-@dataclass(frozen=True)
-class Theme:
-    templates: list[Path]  # user folder first
-    content: list[Path]
-
-    @classmethod
-    def from_folders(
-        cls,
-        templates: Path | None,
-        content: Path | None,
-        names: tuple[str, str] = ("--templates", "--content"),
-    ) -> Theme:
-        """The theme: `templates` and `content` (folders named in messages by `names`)
-        before the package's own."""
-        for flag, folder in zip(names, (templates, content), strict=True):
-            if folder is not None and not folder.is_dir():
-                raise UserError(f"{flag}: {folder} is not a folder")
-            if folder is not None:
-                _refuse_links(flag, folder)
-        return cls(
-            templates=[p for p in (templates, package_folder("templates")) if p is not None],
-            content=[p for p in (content, package_folder("content")) if p is not None],
-        )
-
-    def content_pages(self) -> dict[str, Path]:
-        """Page name -> Markdown file, the user's folder winning name by name."""
-        pages: dict[str, Path] = {}
-        for folder in reversed(self.content):
-            for path in sorted(folder.glob("*.md")):
-                pages[path.stem] = path
-        return dict(sorted(pages.items()))
-
-    def asset_files(self) -> dict[str, Path]:
-        assets: dict[str, Path] = {}
-        for folder in reversed(self.templates):
-            base = folder / "assets"
-            if base.is_dir():
-                for path in sorted(base.rglob("*")):
-                    if path.is_file() and not path.is_symlink():
-                        assets[path.relative_to(folder).as_posix()] = path
-        return dict(sorted(assets.items()))
-
-
-def _refuse_links(flag: str, folder: Path) -> None:
-    """Refuse a symbolic link anywhere inside a user's theme folder.
-
-    Its files are copied into the site or rendered into pages; a link could
-    publish any file the build can read (a link to /etc/passwd was copied once).
-    """
-    for parent, folders, files in os.walk(folder):
-        for name in sorted([*folders, *files]):
-            path = Path(parent, name)
-            if path.is_symlink():
-                raise UserError(
-                    f"{flag}: {path} is a symbolic link; put the file itself in the folder"
-                )
-
-
-def _interval(low: float | None, high: float | None, around_zero: bool = False) -> str:
-    """[low, high] to three decimals. `around_zero`, for a difference whose page says
-    whether its interval excludes 0: a bound that is not 0 but rounds to it gets the
-    digits that show its sign, so "[0.000, 0.136]" cannot sit beside "excludes 0"."""
-    if around_zero:
-        return signed_bracket(low, high)
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return "[n/a]"
-    return f"[{fixed(low)}, {fixed(high)}]"
-
-
-def _safe_url(url: str | None) -> str | None:
-    """Only http(s) links come from data; anything else is dropped."""
-    if url and url.lower().startswith(("http://", "https://")):
-        return url
-    return None
-
-
-def _isolated(value: Any) -> Any:
-    # Markup (charts, rendered content) is the site's own HTML and left as it is.
-    # Bidirectional marks are never ASCII: most values (numbers, ids) skip the search,
-    # which this hook, run for every printed value, otherwise spent on each.
-    if type(value) is str and not value.isascii():
-        return isolate_bidi(value)
-    return value
-
-
-_HEADING = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1>", re.DOTALL)
-_TAG = re.compile(r"<[^>]*>")
-
-
-def _table_label(before: str, number: int) -> str:
-    """The name of a content page's table, for a screen reader's list of regions:
-    'Worked example: a suite, table 2', from the last heading in the HTML before it."""
-    headings = _HEADING.findall(before)
-    if not headings:
-        return f"Table {number}"
-    heading = unescape(_TAG.sub("", headings[-1][1])).strip()
-    return f"{heading}, table {number}"
-
-
-class _TextLoader(jinja2.FileSystemLoader):
-    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named.
-
-    A template the package ships compiled ahead of time (precompiled.py) is taken
-    from there when its text and the environment are exactly those it was made from.
-    """
-
-    def load(
-        self,
-        environment: jinja2.Environment,
-        name: str,
-        globals: MutableMapping[str, Any] | None = None,
-    ) -> jinja2.Template:
-        source, filename, uptodate = self.get_source(environment, name)
-        made = precompiled.template(
-            environment, name, source, filename, {} if globals is None else globals, uptodate
-        )
-        return made if made is not None else super().load(environment, name, globals)
-
-    def get_source(
-        self, environment: jinja2.Environment, template: str
-    ) -> tuple[str, str, Callable[[], bool]]:
-        try:
-            return super().get_source(environment, template)
-        except UnicodeDecodeError as error:
-            files = (Path(folder) / template for folder in self.searchpath)
-            place = next((str(f) for f in files if f.is_file()), template)
-            raise UserError(
-                f"{place}: not UTF-8 text (byte {error.start + 1}); save the template as UTF-8"
-            ) from None
-
-
-def environment(
-    theme: Theme, kind: type[jinja2.Environment] = jinja2.Environment
-) -> jinja2.Environment:
-    """The pages' Jinja environment (`kind`: replay.ReplayEnvironment for records)."""
-    env = kind(
-        loader=jinja2.ChoiceLoader([_TextLoader(str(p)) for p in theme.templates]),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        auto_reload=False,  # one build reads each template once; no stat per page
-        # The sandbox compiles templates to other code (its calls go through the
-        # environment): each kind keeps its own.
-        bytecode_cache=_COMPILED if kind is jinja2.Environment else _COMPILED_FOR_REPLAY,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        optimized=False,  # as content.py's: compile time matters more than folding
-        # Names and ids come from input files: one with bidirectional marks must
-        # not reorder the text around it on the page.
-        finalize=_isolated,
-    )
-    env.filters["f3"] = fixed
-    env.filters["signed"] = signed
-    env.filters["pvalue"] = p_value
-    env.filters["pct"] = percent
-    env.filters["pct1"] = percent1
-    env.filters["safe_url"] = _safe_url
-    env.filters["note"] = plain_warning
-    env.filters["table_label"] = _table_label
-    env.globals["coverage_names"] = COVERAGE_NAMES
-    env.globals["interval"] = _interval
-    env.globals["version"] = __version__
-    return env
-
-
-class _MemoryBytecode(jinja2.BytecodeCache):
-    """Compiled templates kept in this process's memory, by template and source hash.
-
-    Jinja checks the source's checksum before using a bucket, so after an edit
-    only the edited template is compiled again (`serve` rebuilds). Nothing is
-    written to or read from disk.
-    """
-
-    def __init__(self) -> None:
-        self.code: dict[str, bytes] = {}
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        data = self.code.get(bucket.key)
-        if data is not None:
-            bucket.bytecode_from_string(data)
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        self.code[bucket.key] = bucket.bytecode_to_string()
-
-
-_COMPILED = _MemoryBytecode()
-_COMPILED_FOR_REPLAY = _MemoryBytecode()
-
-
-#: Which tasks get a page of their own: ("all", 0), ("flaky", 0), ("worst", N), ("none", 0).
-TaskPages = tuple[str, int]
 #: task_pages: all makes at most this many task pages; beyond it the build asks
 #: for flaky, worst: N or none (a site of 100,000 pages is slow to write and to use).
 MAX_TASK_PAGES = 20_000
 #: A set page's task table shows at most this many rows (the least reliable);
 #: tasks.csv and report.json keep every task.
 TABLE_ROWS = 500
-
-
-@dataclass(frozen=True)
-class SiteOptions:
-    base_path: str = "/"
-    base_url: str | None = None
-    #: A build date to print, from SOURCE_DATE_EPOCH; None keeps pages date-free.
-    build_date: str | None = None
-    task_pages: TaskPages = ("all", 0)
-    #: The umask the files are written under: part of every page's key, since a page
-    #: kept from a build under another umask would keep that build's permissions.
-    umask: int = 0o022
 
 
 def task_pages_text(setting: TaskPages) -> str:
@@ -569,7 +354,7 @@ class Renderer:
         self.site_key = self._site_key()
         trends = report.history.trends if report.history is not None else {}
         self.set_keys = {
-            s.id: _digest(self.site_key, result_set_digest(s.result_set), trends.get(s.id))
+            s.id: digest(self.site_key, result_set_digest(s.result_set), trends.get(s.id))
             for s in report.sets
         }
 
@@ -655,7 +440,7 @@ class Renderer:
         """What every page shows: the site's settings, navigation and list of sets."""
         report = self.report
         history = report.history
-        return _digest(
+        return digest(
             code.identity(),
             self.site,
             self.options,
@@ -688,7 +473,7 @@ class Renderer:
         if template_key is None:
             self.recipes[path] = (template, None)
             return None
-        data_key = _digest(*data)
+        data_key = digest(*data)
         self.recipes[path] = (template, data_key)
         return self._kept_file(path, template_key, data_key)
 
@@ -890,63 +675,10 @@ class Renderer:
             _WORK = None
 
 
-#: The templates a template's source names (None for a name known only at run
-#: time), by source: base.html is in every page's closure, parsed once.
-_REFERENCES: dict[str, list[str | None]] = {}
-
-
-def template_key(
-    env: jinja2.Environment, name: str, known: Mapping[str, list[str | None]] | None = None
-) -> str | None:
-    """A hash of a template and every template it extends, includes or imports; None
-    when one of them cannot be read or parsed (its pages are then always rendered).
-
-    `known`: the templates a source names, by source_digest, as an earlier build
-    found them (a source not in it is parsed)."""
-    seen: dict[str, str] = {}
-    todo = [name]
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        try:
-            source = env.loader.get_source(env, current)[0]  # type: ignore[union-attr]
-            referenced = _REFERENCES.get(source)
-            if referenced is None and known is not None:
-                referenced = known.get(source_digest(source))
-            if referenced is None:
-                if len(_REFERENCES) > 256:  # `serve` after many edits
-                    _REFERENCES.clear()
-                parsed = env.parse(source)
-                referenced = _REFERENCES[source] = list(
-                    jinja2.meta.find_referenced_templates(parsed)
-                )
-        except jinja2.TemplateError:
-            # A template that cannot be read here (a syntax error, which rendering
-            # reports with its place, or an include that is never reached and does
-            # not exist): its pages are always rendered, never kept.
-            return None
-        seen[current] = source
-        if any(ref is None for ref in referenced):
-            # A template named at run time: depend on every template there is.
-            todo.extend(env.list_templates(extensions=["html"]))
-        todo.extend(ref for ref in referenced if ref is not None)
-    return _digest(sorted(seen.items()))
-
-
-def source_digest(source: str) -> str:
-    return hashlib.blake2b(source.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def template_references() -> dict[str, list[str | None]]:
-    """The templates each source parsed in this process names, by source_digest."""
-    return {source_digest(source): refs for source, refs in _REFERENCES.items()}
-
-
 def page_key(path: str, *made_from: Any) -> str:
     """What a file of the site was made from, as a key: for a page, its path, its
     template's key and its data's (see Renderer._kept)."""
-    return _digest(path, *made_from)
+    return digest(path, *made_from)
 
 
 #: The calculator page, linked from the navigation of every page.
@@ -996,7 +728,7 @@ def task_table_rows(s: SetReport, order: list[int], pages: Collection[int] | Non
             if task.excluded
             else ""
         )
-        plugin = _interval(est.plugin_low[i], est.plugin_high[i])
+        plugin = interval_text(est.plugin_low[i], est.plugin_high[i])
         label = f"pass^{k} {fixed(est.plugin[i])} {plugin}"
         name = (
             f'<a href="tasks/{s.task_slugs[i]}.html">{escape(task.id)}</a>'
@@ -1007,7 +739,7 @@ def task_table_rows(s: SetReport, order: list[int], pages: Collection[int] | Non
             f'<tr><th scope="row">{name}'
             f'</th>\n<td class="num">{task.successes}/{task.runs}{excluded}</td>\n'
             f'<td class="num">{fixed(est.pass_rate[i])} '
-            f"{_interval(est.pass_rate_low[i], est.pass_rate_high[i])}</td>\n"
+            f"{interval_text(est.pass_rate_low[i], est.pass_rate_high[i])}</td>\n"
             f'<td class="num">{fixed(est.plugin[i])} {plugin}</td>\n'
             f'<td class="bar-col">'
             f"{_bar(est.plugin_low[i], est.plugin[i], est.plugin_high[i], label)}</td>\n"
@@ -1143,7 +875,7 @@ def run_strip(task: TaskCounts) -> Markup:
         return Markup("".join(map(_PLAIN_CELLS.__getitem__, task.codes)))
     parts = []
     for i, outcome in enumerate(task.codes):
-        url = _safe_url(task.urls.get(i))
+        url = safe_url(task.urls.get(i))
         if url is None:
             parts.append(_PLAIN_CELLS[outcome])
             continue
@@ -1154,10 +886,6 @@ def run_strip(task: TaskCounts) -> Markup:
             f'<span class="sr"> run {i + 1} {label}, transcript</span></a></li>'
         )
     return Markup("".join(parts))
-
-
-def _digest(*parts: Any) -> str:
-    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def result_set_digest(rs: ResultSet) -> str:

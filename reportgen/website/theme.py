@@ -1,0 +1,310 @@
+"""The theme: its template and content folders, the Jinja environment its pages are
+rendered in, and the keys that tell whether a template changed.
+
+Templates are looked up in the user's folder first, then in the built-in theme
+(Pelican's ChoiceLoader habit); content pages likewise, file by file. This
+module needs no numpy and no report: a rebuild from records (build._replayed)
+uses it without loading the statistics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.meta
+
+from .. import __version__
+from ..errors import UserError
+from ..stats.plain import COVERAGE_NAMES
+from ..terminal import (
+    fixed,
+    isolate_bidi,
+    p_value,
+    percent,
+    percent1,
+    plain_warning,
+    signed,
+    signed_bracket,
+)
+from . import precompiled
+
+
+def package_folder(name: str) -> Path:
+    """The built-in `templates` or `content` folder.
+
+    Inside an installed wheel they sit in the package; in a source checkout
+    (an editable install) they sit at the repository root.
+    """
+    here = Path(__file__).resolve().parent.parent  # the reportgen package
+    inside = here / name
+    return inside if inside.is_dir() else here.parent / name
+
+
+@dataclass(frozen=True)
+class Theme:
+    templates: list[Path]  # user folder first
+    content: list[Path]
+
+    @classmethod
+    def from_folders(
+        cls,
+        templates: Path | None,
+        content: Path | None,
+        names: tuple[str, str] = ("--templates", "--content"),
+    ) -> Theme:
+        """The theme: `templates` and `content` (folders named in messages by `names`)
+        before the package's own."""
+        for flag, folder in zip(names, (templates, content), strict=True):
+            if folder is not None and not folder.is_dir():
+                raise UserError(f"{flag}: {folder} is not a folder")
+            if folder is not None:
+                _refuse_links(flag, folder)
+        return cls(
+            templates=[p for p in (templates, package_folder("templates")) if p is not None],
+            content=[p for p in (content, package_folder("content")) if p is not None],
+        )
+
+    def content_pages(self) -> dict[str, Path]:
+        """Page name -> Markdown file, the user's folder winning name by name."""
+        pages: dict[str, Path] = {}
+        for folder in reversed(self.content):
+            for path in sorted(folder.glob("*.md")):
+                pages[path.stem] = path
+        return dict(sorted(pages.items()))
+
+    def asset_files(self) -> dict[str, Path]:
+        assets: dict[str, Path] = {}
+        for folder in reversed(self.templates):
+            base = folder / "assets"
+            if base.is_dir():
+                for path in sorted(base.rglob("*")):
+                    if path.is_file() and not path.is_symlink():
+                        assets[path.relative_to(folder).as_posix()] = path
+        return dict(sorted(assets.items()))
+
+
+def _refuse_links(flag: str, folder: Path) -> None:
+    """Refuse a symbolic link anywhere inside a user's theme folder.
+
+    Its files are copied into the site or rendered into pages; a link could
+    publish any file the build can read (a link to /etc/passwd was copied once).
+    """
+    for parent, folders, files in os.walk(folder):
+        for name in sorted([*folders, *files]):
+            path = Path(parent, name)
+            if path.is_symlink():
+                raise UserError(
+                    f"{flag}: {path} is a symbolic link; put the file itself in the folder"
+                )
+
+
+def interval_text(low: float | None, high: float | None, around_zero: bool = False) -> str:
+    """[low, high] to three decimals. `around_zero`, for a difference whose page says
+    whether its interval excludes 0: a bound that is not 0 but rounds to it gets the
+    digits that show its sign, so "[0.000, 0.136]" cannot sit beside "excludes 0"."""
+    if around_zero:
+        return signed_bracket(low, high)
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return "[n/a]"
+    return f"[{fixed(low)}, {fixed(high)}]"
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only http(s) links come from data; anything else is dropped."""
+    if url and url.lower().startswith(("http://", "https://")):
+        return url
+    return None
+
+
+def _isolated(value: Any) -> Any:
+    # Markup (charts, rendered content) is the site's own HTML and left as it is.
+    # Bidirectional marks are never ASCII: most values (numbers, ids) skip the search,
+    # which this hook, run for every printed value, otherwise spent on each.
+    if type(value) is str and not value.isascii():
+        return isolate_bidi(value)
+    return value
+
+
+_HEADING = re.compile(r"<h([2-6])\b[^>]*>(.*?)</h\1>", re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _table_label(before: str, number: int) -> str:
+    """The name of a content page's table, for a screen reader's list of regions:
+    'Worked example: a suite, table 2', from the last heading in the HTML before it."""
+    headings = _HEADING.findall(before)
+    if not headings:
+        return f"Table {number}"
+    heading = unescape(_TAG.sub("", headings[-1][1])).strip()
+    return f"{heading}, table {number}"
+
+
+class _TextLoader(jinja2.FileSystemLoader):
+    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named.
+
+    A template the package ships compiled ahead of time (precompiled.py) is taken
+    from there when its text and the environment are exactly those it was made from.
+    """
+
+    def load(
+        self,
+        environment: jinja2.Environment,
+        name: str,
+        globals: MutableMapping[str, Any] | None = None,
+    ) -> jinja2.Template:
+        source, filename, uptodate = self.get_source(environment, name)
+        made = precompiled.template(
+            environment, name, source, filename, {} if globals is None else globals, uptodate
+        )
+        return made if made is not None else super().load(environment, name, globals)
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        try:
+            return super().get_source(environment, template)
+        except UnicodeDecodeError as error:
+            files = (Path(folder) / template for folder in self.searchpath)
+            place = next((str(f) for f in files if f.is_file()), template)
+            raise UserError(
+                f"{place}: not UTF-8 text (byte {error.start + 1}); save the template as UTF-8"
+            ) from None
+
+
+def environment(
+    theme: Theme, kind: type[jinja2.Environment] = jinja2.Environment
+) -> jinja2.Environment:
+    """The pages' Jinja environment (`kind`: replay.ReplayEnvironment for records)."""
+    env = kind(
+        loader=jinja2.ChoiceLoader([_TextLoader(str(p)) for p in theme.templates]),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # one build reads each template once; no stat per page
+        # The sandbox compiles templates to other code (its calls go through the
+        # environment): each kind keeps its own.
+        bytecode_cache=_COMPILED if kind is jinja2.Environment else _COMPILED_FOR_REPLAY,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        optimized=False,  # as content.py's: compile time matters more than folding
+        # Names and ids come from input files: one with bidirectional marks must
+        # not reorder the text around it on the page.
+        finalize=_isolated,
+    )
+    env.filters["f3"] = fixed
+    env.filters["signed"] = signed
+    env.filters["pvalue"] = p_value
+    env.filters["pct"] = percent
+    env.filters["pct1"] = percent1
+    env.filters["safe_url"] = safe_url
+    env.filters["note"] = plain_warning
+    env.filters["table_label"] = _table_label
+    env.globals["coverage_names"] = COVERAGE_NAMES
+    env.globals["interval"] = interval_text
+    env.globals["version"] = __version__
+    return env
+
+
+class _MemoryBytecode(jinja2.BytecodeCache):
+    """Compiled templates kept in this process's memory, by template and source hash.
+
+    Jinja checks the source's checksum before using a bucket, so after an edit
+    only the edited template is compiled again (`serve` rebuilds). Nothing is
+    written to or read from disk.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        data = self.code.get(bucket.key)
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _MemoryBytecode()
+_COMPILED_FOR_REPLAY = _MemoryBytecode()
+
+
+#: Which tasks get a page of their own: ("all", 0), ("flaky", 0), ("worst", N), ("none", 0).
+TaskPages = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class SiteOptions:
+    base_path: str = "/"
+    base_url: str | None = None
+    #: A build date to print, from SOURCE_DATE_EPOCH; None keeps pages date-free.
+    build_date: str | None = None
+    task_pages: TaskPages = ("all", 0)
+    #: The umask the files are written under: part of every page's key, since a page
+    #: kept from a build under another umask would keep that build's permissions.
+    umask: int = 0o022
+
+
+#: The templates a template's source names (None for a name known only at run
+#: time), by source: base.html is in every page's closure, parsed once.
+_REFERENCES: dict[str, list[str | None]] = {}
+
+
+def template_key(
+    env: jinja2.Environment, name: str, known: Mapping[str, list[str | None]] | None = None
+) -> str | None:
+    """A hash of a template and every template it extends, includes or imports; None
+    when one of them cannot be read or parsed (its pages are then always rendered).
+
+    `known`: the templates a source names, by source_digest, as an earlier build
+    found them (a source not in it is parsed)."""
+    seen: dict[str, str] = {}
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        try:
+            source = env.loader.get_source(env, current)[0]  # type: ignore[union-attr]
+            referenced = _REFERENCES.get(source)
+            if referenced is None and known is not None:
+                referenced = known.get(source_digest(source))
+            if referenced is None:
+                if len(_REFERENCES) > 256:  # `serve` after many edits
+                    _REFERENCES.clear()
+                parsed = env.parse(source)
+                referenced = _REFERENCES[source] = list(
+                    jinja2.meta.find_referenced_templates(parsed)
+                )
+        except jinja2.TemplateError:
+            # A template that cannot be read here (a syntax error, which rendering
+            # reports with its place, or an include that is never reached and does
+            # not exist): its pages are always rendered, never kept.
+            return None
+        seen[current] = source
+        if any(ref is None for ref in referenced):
+            # A template named at run time: depend on every template there is.
+            todo.extend(env.list_templates(extensions=["html"]))
+        todo.extend(ref for ref in referenced if ref is not None)
+    return digest(sorted(seen.items()))
+
+
+def source_digest(source: str) -> str:
+    return hashlib.blake2b(source.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def template_references() -> dict[str, list[str | None]]:
+    """The templates each source parsed in this process names, by source_digest."""
+    return {source_digest(source): refs for source, refs in _REFERENCES.items()}
+
+
+def digest(*parts: Any) -> str:
+    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
