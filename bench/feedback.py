@@ -191,22 +191,31 @@ def rebuild_rows(work: Path) -> list[tuple[str, str, str, str, str]]:
     build = reportgen("build", str(runs), "-o", str(site), "--templates", str(theme))
     wall(build, 1)  # fills the cache
     rows = []
-    for name, target in (("task.html", "<= 0.6x"), ("index.html", "<= 0.05x")):
+    # A task.html edit re-renders 20,000 pages: once. An index.html edit takes a
+    # fraction of a second, where one measurement is mostly noise: the median of three
+    # edits, each of them different.
+    for name, edits, target in (("task.html", 1, "<= 0.6x"), ("index.html", 3, "<= 0.05x")):
         template = theme / name
-        template.write_text(
-            template.read_text().replace("{% block main %}", "{% block main %}<p>edited</p>", 1)
-        )
-        seconds = wall(build, 1)
-        # A large previous site is deleted by a process of its own after the command
-        # returns: wait for it, so that it does not overlap the next figure, and say so.
-        gone = _wait_for_removal(work) + seconds
+        times, gone = [], 0.0
+        for edit in range(edits):
+            template.write_text(
+                template.read_text().replace(
+                    "{% block main %}", f"{{% block main %}}<p>edited {edit}</p>", 1
+                )
+            )
+            times.append(wall(build, 1))
+            # A large previous site is deleted by a process of its own after the command
+            # returns: wait for it, so that it does not overlap the next figure, and say so.
+            gone = max(gone, _wait_for_removal(work) + times[-1])
+        seconds = statistics.median(times)
+        each = f"; each: {', '.join(f'{t:.2f}' for t in times)} s" if edits > 1 else ""
         rows.append(
             (
                 f"rebuild after an edit of {name}, 2,000,000 runs "
-                f"(the previous site deleted in the background by {gone:.2f} s)",
+                f"(the previous site deleted in the background by {gone:.2f} s{each})",
                 f"{seconds:.2f} s",
                 f"clean build: {clean:.2f} s",
-                f"**{seconds / clean:.2f}x**",
+                f"**{seconds / clean:.3f}x**" if edits > 1 else f"**{seconds / clean:.2f}x**",
                 target,
             )
         )
