@@ -9,8 +9,9 @@ GC_THRESHOLDS = (50_000, 20, 100)
 
 
 def run() -> None:
-    """The console script. Importing the command line loads numpy and scipy,
-    which takes a moment: Ctrl-C then ends as quietly as it does later."""
+    """The console script. Importing the command line takes a moment (a build loads
+    numpy, scipy and Altair later, where it needs them): Ctrl-C then ends as quietly
+    as it does later."""
     # A build makes hundreds of thousands of objects that live to its end (tasks,
     # estimates, pages). The cycle collector, by default woken every 700 new
     # objects, passed over them again and again for nothing: about a tenth of a
@@ -41,7 +42,10 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("reportgen: interrupted\n")
         sys.exit(130)
-    gc.freeze()  # what the imports made lives to the end: the collector skips it
+    # What the imports made lives to the end: the collector skips it. (numpy, the
+    # statistics and the renderer load later, where a build needs them; the collector
+    # runs rarely enough that they were not worth a second freeze: bench/FEEDBACK.md.)
+    gc.freeze()
     try:
         status = main()
     except BrokenPipeError:

@@ -30,9 +30,10 @@ from .terminal import estimate_text, terminal_safe, warnings_text
 if TYPE_CHECKING:
     from .config import Config
 
-# The readers, the config, the report model and the history are imported where
-# they are used: `estimate` and `plan` need none of them, and only the chosen
-# command's arguments are set up (see build_parser).
+# The readers, the config, the report model, the history and the statistics (numpy)
+# are imported where they are used: `estimate` and `plan` need no readers, a build
+# that renders only an edited overview from its record needs no statistics, and
+# only the chosen command's arguments are set up (see build_parser).
 
 #: argparse's sub-parser collection; its class is private to argparse.
 Commands = Any

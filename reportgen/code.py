@@ -55,6 +55,10 @@ def _digests() -> tuple[str, str]:
         part = str(path.relative_to(package)).encode() + b"\0" + path.read_bytes()
         digest.update(part)
         own.update(part)
+    # The chart engine's font configuration shapes every chart a page holds, but not
+    # a template's compiled code: the identity alone.
+    fonts = package / "website" / "fontconfig" / "fonts.conf"
+    digest.update(b"\0fonts.conf\0" + fonts.read_bytes())
     for library in PAGE_LIBRARIES:
         try:
             digest.update(f"\0{library} {metadata.version(library)}".encode())

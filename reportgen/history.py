@@ -20,17 +20,17 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import json_loads, not_regular, unprintable
-from .stats.compare import Comparison, compare
-from .stats.estimate import SuiteInterval, estimate_suite, mean_with_t_interval
-from .stats.task_tests import TaskTests, shared_task_tests
+
+if TYPE_CHECKING:
+    from .stats.compare import Comparison
+    from .stats.estimate import SuiteInterval
+    from .stats.task_tests import TaskTests
 
 Json = dict[str, Any]
 
@@ -263,6 +263,14 @@ def trend(
     build's k and confidence, so a trend stays consistent when they change;
     steps and movers follow `estimator`, this build's headline.
     """
+    # Here, not at the top: reading a history and naming a build need no numpy, and
+    # a rebuild from records (build._replayed) does only that.
+    import numpy as np
+
+    from .stats.compare import compare
+    from .stats.estimate import estimate_suite, mean_with_t_interval
+    from .stats.task_tests import shared_task_tests
+
     points: list[TrendPoint] = []
     previous: dict[str, tuple[int, int]] | None = None
     for entry in entries:

@@ -465,7 +465,7 @@ def test_form_fields_agree_with_the_core(context: BrowserContext, example_site: 
 
 def test_pages_and_the_calculator_round_alike(context: BrowserContext) -> None:
     """The calculator writes numbers with JavaScript's toFixed; the pages and terminal with
-    elementary.decimals. They agree, also at exact ties such as (1/2)^4 = 0.0625."""
+    stats/plain.decimals. They agree, also at exact ties such as (1/2)^4 = 0.0625."""
     rng = random.Random(5)
     values = [j / 16 for j in range(-40, 41)] + [j / 1024 for j in range(0, 1025, 7)]
     values += [rng.uniform(-2, 2) for _ in range(300)] + [1.0005, 0.0005, 0.9995]

@@ -9,16 +9,19 @@ site's charts are the same bytes wherever it is built.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from reportgen.website import chart_engine
 from reportgen.website.chart_engine import FONTS_CONF, Converter
 
 # Any sans-serif font the machine has under the family vl-convert draws with: it would
@@ -106,3 +109,29 @@ def test_the_engines_font_folder_holds_no_fonts() -> None:
         assert folder.resolve() == FONTS_CONF.parent.resolve()
         files = [p.name for p in folder.rglob("*") if p.is_file()]
         assert files == ["fonts.conf"], files
+
+
+def test_the_engine_points_vl_convert_at_its_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Wherever the test above cannot run (a machine without Liberation Sans): the
+    # engine sets the variable before vl-convert first draws, whatever was set before.
+    seen: list[str | None] = []
+
+    def vegalite_to_svg(spec: object) -> str:
+        seen.append(os.environ.get("FONTCONFIG_FILE"))
+        return "<svg/>"
+
+    monkeypatch.setitem(
+        sys.modules, "vl_convert", types.SimpleNamespace(vegalite_to_svg=vegalite_to_svg)
+    )
+    monkeypatch.setenv("FONTCONFIG_FILE", "/etc/fonts/fonts.conf")
+    body = json.dumps([LABEL_SPEC]).encode()
+    stdin = io.TextIOWrapper(io.BytesIO(len(body).to_bytes(8, "big") + body))
+    stdout = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", stdin)
+    monkeypatch.setattr(sys, "stdout", stdout)
+    chart_engine.main()
+    assert json.loads(stdout.getvalue()) == ["<svg/>"]
+    assert seen == [str(FONTS_CONF)] * 2  # the warm-up and the one chart
+    assert FONTS_CONF.is_absolute() and FONTS_CONF.is_file()

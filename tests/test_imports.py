@@ -70,6 +70,16 @@ def _write_runs(path: Path) -> Path:
     return path
 
 
+def _write_history(path: Path, results: Path) -> Path:
+    """A history of one earlier build, made by building once with it."""
+    site = path.parent / "history-site"
+    argv = ("build", str(results), "--output", str(site), "--history", str(path), "--label", "v1")
+    status, _ = _loaded_modules(*argv)
+    assert status == 0
+    path.write_bytes((site / "history.jsonl").read_bytes())
+    return path
+
+
 def _site_stack(modules: set[str]) -> list[str]:
     return sorted(
         name for name in modules if any(name == m or name.startswith(m + ".") for m in SITE_STACK)
@@ -170,15 +180,21 @@ def _statistics(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy))
 
 
-def test_an_overview_edit_is_rebuilt_without_the_statistics(tmp_path: Path) -> None:
+@pytest.mark.parametrize("history", [False, True], ids=["", "with a history"])
+def test_an_overview_edit_is_rebuilt_without_the_statistics(tmp_path: Path, history: bool) -> None:
     # After an edit of index.html alone, the page is rendered from the record its last
     # rendering left (website/replay.py): nothing is estimated, drawn or converted.
+    # A history is read and names the build (its label is part of the keys) without
+    # the statistics its trends need.
     results = _write_runs(tmp_path / "runs.jsonl")
     theme = tmp_path / "theme"
     theme.mkdir()
     index = (ROOT / "templates" / "index.html").read_text()
     (theme / "index.html").write_text(index)
-    argv = ("build", str(results), "--output", str(tmp_path / "site"), "--templates", str(theme))
+    argv: tuple[str, ...] = ("build", str(results), "--output", str(tmp_path / "site"))
+    argv += ("--templates", str(theme))
+    if history:
+        argv += ("--history", str(_write_history(tmp_path / "history.jsonl", results)))
     assert _loaded_modules(*argv)[0] == 0
     (theme / "index.html").write_text(index.replace("</h1>", "</h1><p>edited</p>", 1))
     status, modules = _loaded_modules(*argv)

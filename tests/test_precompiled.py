@@ -22,8 +22,9 @@ import pytest
 from reportgen import code
 from reportgen.website import precompile, precompiled
 from reportgen.website.content import content_environment, split_front_matter
-from reportgen.website.render import Theme, _template_place, environment
+from reportgen.website.render import _template_place
 from reportgen.website.replay import ReplayEnvironment, guard
+from reportgen.website.theme import Theme, environment
 
 from .conftest import EXAMPLE, ROOT
 

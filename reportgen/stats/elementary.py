@@ -17,7 +17,6 @@ The arrays power gets hold few distinct values (a task's counts take at most
 n + 1 values, a suite's tasks share their run counts), so each distinct value
 is computed once and spread back: a Python call per distinct value, not per
 element. exp gets matrices of distinct values and is computed in numpy.
-
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import jinja2.meta
 import orjson
 from markupsafe import Markup, escape
 
