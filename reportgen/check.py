@@ -8,7 +8,7 @@ by suite and model.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -324,18 +324,33 @@ def _looks_like_report(path: Path) -> bool:
         return False
 
 
-def load_baseline(path: Path, report: dict[str, Any], tasks: bool) -> dict[str, Any]:
+def load_baseline(
+    path: Path,
+    report: dict[str, Any],
+    tasks: bool,
+    reading: Mapping[str, Any] | None = None,
+    given: Sequence[str] = (),
+) -> dict[str, Any]:
     """The baseline as a report.json-shaped document, whatever `path` holds.
 
     A site folder or report.json; a history.jsonl (its build before the
-    report's); or result files (a file or a folder of them). The document's
-    "label" says which, for the output. With tasks=True every set carries its
-    per-task counts, checked.
+    report's); or result files (a file or a folder of them), read as `reading`
+    says (Source's fields, from the flags `given`, which only result files take).
+    The document's "label" says which, for the output. With tasks=True every set
+    carries its per-task counts, checked.
     """
     if not path.exists():
         raise UserError(
             f"--baseline: {path}: no such file or folder (give a site, a report.json, a "
             "history.jsonl or result files)"
+        )
+    report_or_history = _looks_like_report(path) or (
+        path.is_file() and path.suffix == ".jsonl" and _looks_like_history(path)
+    )
+    if given and report_or_history:
+        raise UserError(
+            f"{given[0]}: --baseline {path} is a report or a history, and it applies to "
+            "result files only; leave it out"
         )
     if _looks_like_report(path):
         doc = read_report(path, "--baseline", tasks=tasks)
@@ -359,7 +374,7 @@ def load_baseline(path: Path, report: dict[str, Any], tasks: bool) -> dict[str, 
         return doc
     from .readers import Source, load_sources
 
-    loaded = load_sources([Source(path)])
+    loaded = load_sources([Source(path, **(reading or {}))])
     if not loaded.result_sets:
         raise UserError(f"--baseline: {path} holds no result sets")
     sets = [(rs.suite, rs.model, rs.name, rs.counts_by_task()) for rs in loaded.result_sets]

@@ -171,8 +171,6 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
 
 def _input_options(parser: argparse.ArgumentParser) -> None:
     from .config import CONFIG_NAME
-    from .readers import FORMATS
-    from .readers.base import ERROR_CHOICES
 
     parser.add_argument(
         "files",
@@ -185,11 +183,25 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", type=Path, metavar="PATH", help=f"project config (default ./{CONFIG_NAME})"
     )
+    _add_reading_options(parser, "the FILEs")
+    # Defaults of None: a flag overrides the config only when it is given.
+    parser.add_argument("-k", default=None, metavar="K", help="runs that must all pass (default 3)")
+    parser.add_argument(
+        "--confidence", default=None, metavar="LEVEL", help="confidence level (default 0.95)"
+    )
+
+
+def _add_reading_options(parser: argparse.ArgumentParser, files: str) -> None:
+    """How result files are read: for build's and summary's FILEs, and for result files
+    given to compare (A, B) or check (--baseline)."""
+    from .readers import FORMATS
+    from .readers.base import ERROR_CHOICES
+
     parser.add_argument(
         "--input-format",
         choices=FORMATS,
         metavar="FORMAT",
-        help=f"format of the FILEs when detection is not wanted: {', '.join(FORMATS)}",
+        help=f"format of {files} when detection is not wanted: {', '.join(FORMATS)}",
     )
     parser.add_argument(
         "--scorer",
@@ -216,11 +228,35 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
         help="the score a run needs to pass, for formats with scores (Harbor's reward, "
         "Inspect's numeric scores, a table's score column; default 1 for Harbor)",
     )
-    # Defaults of None: a flag overrides the config only when it is given.
-    parser.add_argument("-k", default=None, metavar="K", help="runs that must all pass (default 3)")
-    parser.add_argument(
-        "--confidence", default=None, metavar="LEVEL", help="confidence level (default 0.95)"
-    )
+
+
+#: The reading flags, as named in messages.
+_READING_FLAGS = {
+    "input_format": "--input-format",
+    "scorer": "--scorer",
+    "errors": "--errors",
+    "columns": "--columns",
+    "threshold": "--threshold",
+}
+
+
+def _reading(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """The reading flags as Source fields (Source(path, **fields)), and those given."""
+    if args.scorer is not None and not args.scorer.strip():
+        raise UserError("--scorer: empty; leave it out to read the only score, or name one")
+    columns = _columns_flag(args.columns) if args.columns is not None else ()
+    threshold = _threshold_flag(args.threshold) if args.threshold is not None else None
+    fields = {
+        "format": args.input_format,
+        "scorer": args.scorer,
+        "scorer_from_flag": args.scorer is not None,
+        "errors": args.errors,
+        "columns": columns,
+        "threshold": threshold,
+        "threshold_from_flag": threshold is not None,
+    }
+    given = [flag for name, flag in _READING_FLAGS.items() if getattr(args, name) is not None]
+    return fields, given
 
 
 def _config_for(args: argparse.Namespace) -> Config:
@@ -233,24 +269,10 @@ def _config_for(args: argparse.Namespace) -> Config:
         config = Config()
     else:
         config = load_config(args.config or Path(CONFIG_NAME))
-    if args.scorer is not None and not args.scorer.strip():
-        raise UserError("--scorer: empty; leave it out to read the only score, or name one")
-    columns = _columns_flag(args.columns) if args.columns is not None else ()
-    threshold = _threshold_flag(args.threshold) if args.threshold is not None else None
+    reading, _ = _reading(args)
+    columns, threshold = reading["columns"], reading["threshold"]
     if args.files:
-        config.result_sets = [
-            Source(
-                path=path,
-                format=args.input_format,
-                scorer=args.scorer,
-                scorer_from_flag=args.scorer is not None,
-                errors=args.errors,
-                columns=columns,
-                threshold=threshold,
-                threshold_from_flag=threshold is not None,
-            )
-            for path in args.files
-        ]
+        config.result_sets = [Source(path=path, **reading) for path in args.files]
     else:
         # Given with a config: they apply to every result set that does not set its own.
         config.result_sets = [
@@ -485,7 +507,8 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     report = read_report(args.report, "report", tasks=args.per_task)
     baseline = None
     if args.baseline is not None:
-        baseline = load_baseline(args.baseline, report, tasks=args.per_task)
+        reading, given = _reading(args)
+        baseline = load_baseline(args.baseline, report, args.per_task, reading, given)
     verdict = check_report(report, minimum, baseline, max_drop, args.estimator)
     gate = None
     if args.per_task and baseline is not None:
@@ -568,7 +591,8 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     # Unless given, those the reports compared were built with (else 3 and 0.95).
     k = None if args.k is None else _whole_number("-k", args.k, 1, MAX_K)
     confidence = None if args.confidence is None else _confidence(args.confidence)
-    a, b, cmp = run_compare(args.a, args.b, k, confidence)
+    reading, given = _reading(args)
+    a, b, cmp = run_compare(args.a, args.b, k, confidence, reading, given)
     if args.format == "json":
         doc = {"a": a.name, "b": b.name, **comparison_json(cmp)}
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -846,6 +870,7 @@ def _check_command(commands: Commands) -> None:
         "or result files",
     )
     parser.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
+    _add_reading_options(parser, "a --baseline of result files")
     parser.add_argument(
         "--estimator",
         choices=["headline", "plugin", "unbiased"],
@@ -911,6 +936,7 @@ def _compare_command(commands: Commands) -> None:
     parser.add_argument("b", metavar="B", help="result file or report, optionally #ID")
     # A report was built with a k and a level: compared as built unless told otherwise.
     _add_estimate_options(parser, from_reports=True)
+    _add_reading_options(parser, "A and B where they are result files")
     parser.set_defaults(handler=_run_compare)
 
 

@@ -7,6 +7,7 @@ for a terminal.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,11 @@ def _looks_like_report(path: Path) -> bool:
         return False
 
 
-def find_result_set(spec: str, flag: str) -> NamedCounts:
-    """`PATH` or `PATH#ID`: a result file or a site/report.json, and which result set in it."""
+def find_result_set(spec: str, flag: str, reading: Mapping[str, Any] | None = None) -> NamedCounts:
+    """`PATH` or `PATH#ID`: a result file or a site/report.json, and which result set in it.
+
+    `reading`: how to read result files (Source's fields, from the reading flags).
+    """
     path_text, _, wanted = spec.partition("#")
     path = Path(path_text)
     if is_report(path):
@@ -66,7 +70,7 @@ def find_result_set(spec: str, flag: str) -> NamedCounts:
             for rs in doc["result_sets"]
         }
     else:
-        loaded = load_sources([Source(path)])
+        loaded = load_sources([Source(path, **(reading or {}))])
         ids = unique_slugs([rs.name for rs in loaded.result_sets], "results", strict=False)
         candidates = {
             set_id: NamedCounts(rs.name, rs.counts_by_task())
@@ -165,11 +169,25 @@ def _setting(flag: str, given: Any, a: Any, b: Any, default: Any) -> Any:
 
 
 def run_compare(
-    spec_a: str, spec_b: str, k: int | None, confidence: float | None
+    spec_a: str,
+    spec_b: str,
+    k: int | None,
+    confidence: float | None,
+    reading: Mapping[str, Any] | None = None,
+    given: Sequence[str] = (),
 ) -> tuple[NamedCounts, NamedCounts, Comparison]:
-    """Compare A with B; `k` and `confidence` None: those of the reports compared."""
-    a = find_result_set(spec_a, "A")
-    b = find_result_set(spec_b, "B")
+    """Compare A with B; `k` and `confidence` None: those of the reports compared.
+
+    `reading` says how result files are read; `given`, the flags it came from, which
+    are refused when A and B are both reports (there is nothing for them to read).
+    """
+    if given and all(is_report(Path(spec.partition("#")[0])) for spec in (spec_a, spec_b)):
+        raise UserError(
+            f"{given[0]}: A and B are both reports, and it applies to result files only; "
+            "leave it out"
+        )
+    a = find_result_set(spec_a, "A", reading)
+    b = find_result_set(spec_b, "B", reading)
     if not set(a.counts) & set(b.counts):
         raise UserError(f"{a.name!r} and {b.name!r} share no task ids: nothing to compare")
     k = _setting("-k", k, a.k, b.k, 3)

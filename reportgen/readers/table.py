@@ -332,13 +332,17 @@ def _say(template: str) -> Callable[[tuple[Any, ...]], str]:
 
 
 def _text_checks(cols: _Columns, fields: tuple[str, ...]) -> list[_Check]:
-    """Optional text fields: NULL (an empty cell) is fine, blank text or a bad url is not."""
+    """Optional text fields: NULL (an empty cell) is fine, blank text or a bad url is not.
+
+    The checks run on the view `v`, where each field has its own name (suite, model,
+    category, url) whatever the table's column is called; messages name the column.
+    """
     checks = []
     for field in fields:
         name = cols.get(field)
         if name is None:
             continue
-        column = _ident(name)
+        column = _ident(field)
         checks.append(
             _Check(
                 f"{column} IS NOT NULL AND trim({column}) = ''",
@@ -465,16 +469,21 @@ def _urls(
     con: duckdb.DuckDBPyConnection, order: str = "run_number NULLS LAST, run"
 ) -> dict[tuple[str, str, str], dict[int, str]]:
     """Transcript links by (suite, model, task) and position in the run order."""
+    # By run id where every run of the task has one, else by row. Whether they all do
+    # is a window count of its own, in the inner query: DuckDB 2 refuses a window
+    # function inside another's ORDER BY.
     by_id = ", ".join(
-        f"CASE WHEN count(run) OVER t = count(*) OVER t THEN {part.split()[0]} END NULLS LAST"
-        for part in order.split(", ")
+        f"CASE WHEN all_ids THEN {part.split()[0]} END NULLS LAST" for part in order.split(", ")
     )
     rows = con.execute(
         f"""SELECT suite, model, task, position, url FROM (
             SELECT suite, model, task, url, row_number() OVER (
                 PARTITION BY suite, model, task ORDER BY {by_id}, _row
             ) - 1 AS position
-            FROM v WINDOW t AS (PARTITION BY suite, model, task)
+            FROM (
+                SELECT *, count(run) OVER t = count(*) OVER t AS all_ids
+                FROM v WINDOW t AS (PARTITION BY suite, model, task)
+            )
         ) WHERE url IS NOT NULL"""
     ).fetchall()
     urls: dict[tuple[str, str, str], dict[int, str]] = {}
