@@ -818,9 +818,9 @@ _CLEAN = st.fixed_dictionaries(
 )
 
 
-def _jsonl_result(path: Path) -> Any:
+def _jsonl_result(path: Path, columns: tuple[tuple[str, str], ...] = ()) -> Any:
     try:
-        sets = load_sources([Source(path)]).result_sets
+        sets = load_sources([Source(path, columns=columns)]).result_sets
     except UserError as error:
         return error.problems
     return [
@@ -1096,3 +1096,81 @@ def test_transcript_links_read_alike_from_every_table_of_runs(tmp_path: Path) ->
     for path in (table, parquet):
         (rs,) = load_sources([Source(path)]).result_sets
         assert [(t.id, t.codes, t.urls) for t in rs.tasks] == [(t[0], t[5], t[6]) for t in tasks]
+
+
+_RUN_FIELDS = ("suite", "model", "task", "run", "passed", "category", "url")
+
+
+def _without_paths(result: Any) -> Any:
+    """A reading's result, its problems (if refused) without the file they name."""
+    if result and isinstance(result[0], str):
+        return [problem.split(": ", 1)[1] for problem in result]
+    return result
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["m1", "m2"]),
+            st.integers(0, 4),
+            st.one_of(st.none(), st.integers(0, 5)),  # a run id, or none
+            st.sampled_from([True, False, None]),
+            st.one_of(st.none(), st.sampled_from(["c1", "c2"])),
+            st.one_of(st.none(), st.integers(0, 99)),  # a transcript link, or none
+        ),
+        min_size=1,
+        max_size=25,
+    ),
+    st.sets(st.sampled_from(_RUN_FIELDS), max_size=len(_RUN_FIELDS)),
+)
+def test_a_table_with_renamed_columns_and_links_reads_as_its_jsonl(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[Any], renamed: set[str]
+) -> None:
+    # Every optional column a table of runs may have, some under names no alias knows
+    # (mapped with columns), read from CSV, from Parquet and from JSONL through DuckDB,
+    # gives what the Python reader gives the same runs as JSONL.
+    from reportgen.readers import jsonl
+
+    folder = tmp_path_factory.mktemp("renamed")
+    runs = []
+    seen: set[tuple[str, int, int]] = set()
+    for model, task, run, passed, category, link in rows:
+        if run is not None and (model, task, run) in seen:
+            run = None  # a run id given twice is refused alike everywhere: not this test's
+        if run is not None:
+            seen.add((model, task, run))
+        url = None if link is None else f"https://x.org/{model}/{task}/{link}"
+        runs.append(("s", model, f"t{task}", run, passed, category, url))
+    records = [
+        {k: v for k, v in zip(_RUN_FIELDS, row, strict=True) if v is not None or k == "passed"}
+        for row in runs
+    ]
+    source = folder / "runs.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    expected = _jsonl_result(source)
+    saved = jsonl.DUCKDB_MIN_BYTES
+    jsonl.DUCKDB_MIN_BYTES = 0
+    try:
+        assert _jsonl_result(source) == expected
+    finally:
+        jsonl.DUCKDB_MIN_BYTES = saved
+    names = {field: f"my_{field}" if field in renamed else field for field in _RUN_FIELDS}
+    columns = tuple((field, names[field]) for field in sorted(renamed))
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE runs ("
+        + ", ".join(
+            f"{names[f]} {'BIGINT' if f == 'run' else 'BOOLEAN' if f == 'passed' else 'VARCHAR'}"
+            for f in _RUN_FIELDS
+        )
+        + ")"
+    )
+    con.executemany(f"INSERT INTO runs VALUES ({', '.join('?' * len(_RUN_FIELDS))})", runs)
+    for suffix in ("csv", "parquet"):
+        path = folder / f"runs.{suffix}"
+        options = "(FORMAT parquet)" if suffix == "parquet" else "(HEADER, DELIMITER ',')"
+        con.execute(f"COPY runs TO '{path}' {options}")
+        assert _without_paths(_jsonl_result(path, columns)) == _without_paths(expected), suffix
