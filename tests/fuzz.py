@@ -761,6 +761,9 @@ def report_case(rng: random.Random, report: bytes) -> Case:
             "{dir}/report.json",
             "--max-drop",
             "0.1",
+            # A reading flag sometimes: a damaged report must still be named, not the flag
+            # refused for a file that no longer looks like a report.
+            *rng.choice([[], ["--input-format", "jsonl"], ["--columns", "task=id"]]),
         ],
         "compare": ["compare", "{dir}/report.json", "{dir}/good.json"],
         "plan": ["plan", "--target-halfwidth", "0.1", "--report", "{dir}/report.json"],
@@ -817,7 +820,10 @@ def flag_case(rng: random.Random) -> Case:
         else:
             argv += [flag, value]
     elif command in ("summary", "compare"):
-        flag = rng.choice(["-k", "--confidence"])
+        # And the reading flags, which compare applies to result files as summary does.
+        flag = rng.choice(
+            ["-k", "--confidence", "--columns", "--threshold", "--scorer", "--input-format"]
+        )
         argv = ["summary", "{dir}/runs.jsonl", flag, value]
         if command == "compare":
             argv = ["compare", "{dir}/runs.jsonl", "{dir}/runs.jsonl", flag, value]
