@@ -483,6 +483,9 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
         raise UserError("--max-drop needs --baseline OLD")
     if args.per_task and args.baseline is None:
         raise UserError("--per-task needs --baseline OLD")
+    reading, given = _reading(args)
+    if given and args.baseline is None:
+        raise UserError(f"{given[0]} needs --baseline OLD: it says how to read result files")
     if args.baseline is not None and max_drop is None and not args.per_task:
         raise UserError("--baseline needs --max-drop X, --per-task, or both")
     if minimum is None and args.baseline is None:
@@ -507,7 +510,6 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     report = read_report(args.report, "report", tasks=args.per_task)
     baseline = None
     if args.baseline is not None:
-        reading, given = _reading(args)
         baseline = load_baseline(args.baseline, report, args.per_task, reading, given)
     verdict = check_report(report, minimum, baseline, max_drop, args.estimator)
     gate = None

@@ -104,3 +104,12 @@ def test_check_refuses_reading_flags_for_a_report_or_history_baseline(
     status, _, err = run([*argv, "--columns", "task=id"], capsys)
     assert status == 2
     assert f"--columns: --baseline {path} is a report or a history" in err
+
+
+def test_check_says_a_reading_flag_needs_a_baseline(
+    example_site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", str(example_site), "--min-reliability", "0.1", "--threshold", "0.5"]
+    status, _, err = run(argv, capsys)
+    assert status == 2
+    assert "--threshold needs --baseline OLD" in err
