@@ -14,7 +14,7 @@ from typing import Any
 
 from .check import headline_estimator, read_report
 from .errors import UserError
-from .readers import Source, load_sources
+from .readers import Source, flags_without_effect, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
 from .stats.plain import DEFAULT_CONFIDENCE, counted
@@ -31,6 +31,8 @@ class NamedCounts:
     #: The k and confidence level the report was built with; None for a results file.
     k: int | None = None
     confidence: float | None = None
+    #: The inputs read and what was read from them (Source, format): none for a report.
+    read: tuple[tuple[Source, str], ...] = ()
 
 
 def is_report(path: Path) -> bool:
@@ -50,10 +52,13 @@ def _looks_like_report(path: Path) -> bool:
         return False
 
 
-def find_result_set(spec: str, flag: str, reading: Mapping[str, Any] | None = None) -> NamedCounts:
+def find_result_set(
+    spec: str, flag: str, reading: Mapping[str, Any] | None = None, flags_checked: bool = True
+) -> NamedCounts:
     """`PATH` or `PATH#ID`: a result file or a site/report.json, and which result set in it.
 
-    `reading`: how to read result files (Source's fields, from the reading flags).
+    `reading`: how to read result files (Source's fields, from the reading flags);
+    `flags_checked` as for load_sources.
     """
     path_text, _, wanted = spec.partition("#")
     path = Path(path_text)
@@ -70,10 +75,12 @@ def find_result_set(spec: str, flag: str, reading: Mapping[str, Any] | None = No
             for rs in doc["result_sets"]
         }
     else:
-        loaded = load_sources([Source(path, **(reading or {}))])
+        source = Source(path, **(reading or {}))
+        loaded = load_sources([source], flags_checked)
         ids = unique_slugs([rs.name for rs in loaded.result_sets], "results", strict=False)
+        read = tuple((source, format_name) for _, format_name in loaded.formats)
         candidates = {
-            set_id: NamedCounts(rs.name, rs.counts_by_task())
+            set_id: NamedCounts(rs.name, rs.counts_by_task(), read=read)
             for set_id, rs in zip(ids, loaded.result_sets, strict=True)
         }
     if wanted:
@@ -186,8 +193,13 @@ def run_compare(
             f"{given[0]}: A and B are both reports, and it applies to result files only; "
             "leave it out"
         )
-    a = find_result_set(spec_a, "A", reading)
-    b = find_result_set(spec_b, "B", reading)
+    # A --scorer or --threshold needs a use in A or in B, not in each: checked for both.
+    a = find_result_set(spec_a, "A", reading, flags_checked=False)
+    b = find_result_set(spec_b, "B", reading, flags_checked=False)
+    read = [*a.read, *b.read]
+    unused = flags_without_effect([s for s, _ in read], [(str(s.path), f) for s, f in read])
+    if unused:
+        raise UserError(unused[0])
     if not set(a.counts) & set(b.counts):
         raise UserError(f"{a.name!r} and {b.name!r} share no task ids: nothing to compare")
     k = _setting("-k", k, a.k, b.k, 3)

@@ -113,3 +113,27 @@ def test_check_says_a_reading_flag_needs_a_baseline(
     status, _, err = run(argv, capsys)
     assert status == 2
     assert "--threshold needs --baseline OLD" in err
+
+
+def test_a_scorer_needs_a_use_in_a_or_b_not_in_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An Inspect log with several scorers against a JSONL of the same tasks: --scorer
+    # picks the log's, as build and summary take it, and the JSONL has no use for it.
+    log = ROOT / "tests/fixtures/inspect/mini.json"
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(
+        "".join(
+            json.dumps({"task": task, "passed": (task + str(r)) in ("a0", "b1", "d2", "30")}) + "\n"
+            for task in ("3", "a", "b", "d")
+            for r in range(3)
+        )
+    )
+    status, _, err = run(["compare", str(log), str(runs)], capsys)
+    assert status == 2 and "several scorers" in err
+    status, text, err = run(["compare", str(log), str(runs), "--scorer", "match"], capsys)
+    assert status == 0, err
+    assert "4 shared tasks" in text
+    # With no input that holds several scores, the flag changed nothing: refused.
+    status, _, err = run(["compare", str(runs), str(runs), "--scorer", "match"], capsys)
+    assert status == 2 and "--scorer match: no input holds several scores" in err

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -233,8 +234,13 @@ def _resolved(path: Path) -> Path:
         return path
 
 
-def load_sources(sources: list[Source]) -> Loaded:
-    """Read every source; merge result sets that share (suite, model); raise all problems."""
+def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
+    """Read every source; merge result sets that share (suite, model); raise all problems.
+
+    `flags_checked`: a --scorer or --threshold that no input had a use for is refused
+    (flags_without_effect). False when these are some of the inputs the flags were
+    given for (compare's A or B): the caller checks them all together.
+    """
     problems = Problems()
     merged: dict[tuple[str, str], ResultSet] = {}
     formats: list[tuple[str, str]] = []
@@ -271,30 +277,9 @@ def load_sources(sources: list[Source]) -> Loaded:
                 merged[key] = rs
                 continue
             _merge(merged[key], rs, problems)
-    # A flag that changed nothing would leave the user guessing.
-    read = _and_list(sorted({f for _, f in formats}))
-    scorer = next((s.scorer for s in sources if s.scorer_from_flag and s.scorer), None)
-    if (
-        scorer is not None
-        and not problems.items
-        and not any(_BY_NAME[f].scorers for _, f in formats)
-    ):
-        problems.add(
-            f"--scorer {scorer}: no input holds several scores to pick from "
-            f"(only {_SCORER_FORMATS} files do; these are {read})"
-        )
-    threshold = next(
-        (s.threshold for s in sources if s.threshold_from_flag and s.threshold is not None), None
-    )
-    if (
-        threshold is not None
-        and not problems.items
-        and not any(_BY_NAME[f].scores for _, f in formats)
-    ):
-        problems.add(
-            f"--threshold {threshold:g}: no input gives scores to compare with it "
-            f"(only {_SCORE_FORMATS} files do; these are {read})"
-        )
+    if flags_checked and not problems.items:
+        for problem in flags_without_effect(sources, formats):
+            problems.add(problem)
     problems.raise_if_any()
     if not merged:
         raise UserError("no result sets to report")
@@ -305,6 +290,30 @@ def load_sources(sources: list[Source]) -> Loaded:
                 f"(all {rs.excluded_runs} runs were excluded)"
             )
     return Loaded(result_sets=list(merged.values()), formats=formats)
+
+
+def flags_without_effect(
+    sources: Sequence[Source], formats: Sequence[tuple[str, str]]
+) -> list[str]:
+    """A --scorer or --threshold that none of the files read (`formats`) had a use for:
+    a flag that changed nothing would leave the user guessing."""
+    read = _and_list(sorted({f for _, f in formats}))
+    found = []
+    scorer = next((s.scorer for s in sources if s.scorer_from_flag and s.scorer), None)
+    if scorer is not None and not any(_BY_NAME[f].scorers for _, f in formats):
+        found.append(
+            f"--scorer {scorer}: no input holds several scores to pick from "
+            f"(only {_SCORER_FORMATS} files do; these are {read})"
+        )
+    threshold = next(
+        (s.threshold for s in sources if s.threshold_from_flag and s.threshold is not None), None
+    )
+    if threshold is not None and not any(_BY_NAME[f].scores for _, f in formats):
+        found.append(
+            f"--threshold {threshold:g}: no input gives scores to compare with it "
+            f"(only {_SCORE_FORMATS} files do; these are {read})"
+        )
+    return found
 
 
 def _merge(into: ResultSet, extra: ResultSet, problems: Problems) -> None:
