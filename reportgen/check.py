@@ -344,15 +344,17 @@ def load_baseline(
             f"--baseline: {path}: no such file or folder (give a site, a report.json, a "
             "history.jsonl or result files)"
         )
-    report_or_history = _looks_like_report(path) or (
-        path.is_file() and path.suffix == ".jsonl" and _looks_like_history(path)
+    # Each looked at once: both open the file to read its start.
+    is_report = _looks_like_report(path)
+    is_history = (
+        not is_report and path.is_file() and path.suffix == ".jsonl" and _looks_like_history(path)
     )
-    if given and report_or_history:
+    if given and (is_report or is_history):
         raise UserError(
             f"{given[0]}: --baseline {path} is a report or a history, and it applies to "
             "result files only; leave it out"
         )
-    if _looks_like_report(path):
+    if is_report:
         doc = read_report(path, "--baseline", tasks=tasks)
         if (doc["k"], doc["confidence"]) == (report["k"], report["confidence"]):
             doc["label"] = str(path)
@@ -368,7 +370,7 @@ def load_baseline(
             f"k = {report['k']}, {percent(report['confidence'])})"
         )
         return doc
-    if path.is_file() and path.suffix == ".jsonl" and _looks_like_history(path):
+    if is_history:
         doc = baseline_from_history(path, report)
         doc["label"] = f"build {doc['label']} of {path}"
         return doc

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .check import headline_estimator, read_report
-from .errors import UserError
+from .errors import Problems, UserError
 from .readers import Source, flags_without_effect, load_sources
 from .report import unique_slugs
 from .stats.compare import Comparison, compare
@@ -31,8 +31,9 @@ class NamedCounts:
     #: The k and confidence level the report was built with; None for a results file.
     k: int | None = None
     confidence: float | None = None
-    #: The inputs read and what was read from them (Source, format): none for a report.
-    read: tuple[tuple[Source, str], ...] = ()
+    #: For a results file: how it was read, and (path, format) of each file read in it.
+    source: Source | None = None
+    formats: tuple[tuple[str, str], ...] = ()
 
 
 def is_report(path: Path) -> bool:
@@ -78,9 +79,9 @@ def find_result_set(
         source = Source(path, **(reading or {}))
         loaded = load_sources([source], flags_checked)
         ids = unique_slugs([rs.name for rs in loaded.result_sets], "results", strict=False)
-        read = tuple((source, format_name) for _, format_name in loaded.formats)
+        formats = tuple(loaded.formats)
         candidates = {
-            set_id: NamedCounts(rs.name, rs.counts_by_task(), read=read)
+            set_id: NamedCounts(rs.name, rs.counts_by_task(), source=source, formats=formats)
             for set_id, rs in zip(ids, loaded.result_sets, strict=True)
         }
     if wanted:
@@ -196,10 +197,11 @@ def run_compare(
     # A --scorer or --threshold needs a use in A or in B, not in each: checked for both.
     a = find_result_set(spec_a, "A", reading, flags_checked=False)
     b = find_result_set(spec_b, "B", reading, flags_checked=False)
-    read = [*a.read, *b.read]
-    unused = flags_without_effect([s for s, _ in read], [(str(s.path), f) for s, f in read])
-    if unused:
-        raise UserError(unused[0])
+    sources = [side.source for side in (a, b) if side.source is not None]
+    problems = Problems()
+    for problem in flags_without_effect(sources, [*a.formats, *b.formats]):
+        problems.add(problem)
+    problems.raise_if_any()
     if not set(a.counts) & set(b.counts):
         raise UserError(f"{a.name!r} and {b.name!r} share no task ids: nothing to compare")
     k = _setting("-k", k, a.k, b.k, 3)

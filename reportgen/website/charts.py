@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 def drawing_key() -> str:
     """What a chart's SVG depends on besides the report: the code that draws and
     finishes it, the chart engine's font configuration and the versions of Altair
-    and vl-convert. Part of the charts' cache
-    key, so that a changed chart.py or an upgraded vl-convert draws them again."""
+    and vl-convert. Part of the charts' cache key, so that a changed chart.py or an
+    upgraded vl-convert draws them again."""
     digest = hashlib.blake2b(digest_size=16)
     for name in ("chart.py", "chart_engine.py", "fontconfig/fonts.conf"):
         digest.update((Path(__file__).parent / name).read_bytes())
