@@ -4,8 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+# One worker per core; the tests of a module stay on one worker, so a module's shared
+# fixtures (a built site, a browser) are made once.
+PYTEST := $(BIN)/python -m pytest -n auto --dist loadscope
 
-.PHONY: site test test-spark lint bench golden serve clean fuzz
+.PHONY: site test test-all test-spark lint bench golden serve clean fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,11 +42,16 @@ $(NODE_STAMP): package.json package-lock.json
 	  echo "npm ci failed: the accessibility tests will skip"; \
 	fi
 
-## test: run every test but the Spark ones (the browser tests need Chromium: apt-get install chromium)
+## test: the fast tier, a few minutes: every test but those marked slow or spark, at a fifth of the Hypothesis budget (the browser tests need Chromium: apt-get install chromium)
 test: $(STAMP) $(NODE_STAMP) $(COMPILED)
-	$(BIN)/python -m pytest -m "not spark"
+	$(PYTEST) -m "not slow and not spark" --hypothesis-profile=dev
 
-## test-spark: the Spark tests (installs the spark extra; needs Java 17: apt-get install openjdk-17-jre-headless)
+## test-all: every test at full budget, the slow and Spark ones too (what .ci/run runs; Spark needs Java 17)
+test-all: $(STAMP) $(NODE_STAMP) $(COMPILED)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
+	$(PYTEST) --hypothesis-profile=ci
+
+## test-spark: the Spark tests alone (installs the spark extra; needs Java 17: apt-get install openjdk-17-jre-headless)
 test-spark: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
 	$(BIN)/python -m pytest -m spark

@@ -9,8 +9,11 @@ link reached by keyboard; the run strip not relying on colour; phone widths
 without sideways scrolling (with screenshots in test-artifacts/screenshots/);
 and printing (with a PDF in test-artifacts/).
 
-Needs Chromium (`apt-get install chromium`) and axe-core (`npm ci`, which
-`make test` runs). Without them these tests skip, except in CI (CI=true), where
+`make test` runs one page of each type over HTTP (test_each_type_of_page_opens_cleanly);
+everything else here is marked slow and runs in `make test-all`.
+
+Needs Chromium (`apt-get install chromium`) and axe-core (`npm ci`, which both
+make targets run). Without them these tests skip, except in CI (CI=true), where
 they fail.
 """
 
@@ -365,11 +368,43 @@ def crawl(request: pytest.FixtureRequest, crawls: dict[str, Crawl]) -> Crawl:
     return crawls[request.param]
 
 
+@pytest.fixture(scope="module")
+def smoke(chromium: str, served: Site) -> Crawl:
+    """One page of each type over HTTP (the missing page answered by 404.html)."""
+    kinds = typical_pages(served.folder)
+    return crawl_site(
+        chromium, served, [(rel, 404 if rel == MISSING else 200) for rel in kinds.values()]
+    )
+
+
+#: Every type of page the example has: overview, result set, task, comparison, trend,
+#: methodology, FAQ, calculator and 404.
+PAGE_KINDS = [
+    *("overview", "result set", "task", "comparison", "trend", "methodology", "faq"),
+    *("calculator", "404"),
+]
+
+
+@pytest.mark.parametrize("kind", PAGE_KINDS)
+def test_each_type_of_page_opens_cleanly(smoke: Crawl, kind: str) -> None:
+    """make test's browser check, one page per type: the crawl of every page below
+    (marked slow) asks the same of each of the site's pages, from disk and over HTTP."""
+    rel = typical_pages(smoke.site.folder)[kind]
+    [visit] = [v for v in smoke.visits.values() if v.rel == rel]
+    assert visit.styled, f"stylesheet not applied on {rel}"
+    if kind in ("overview", "result set"):
+        assert visit.charts, f"no chart on {rel}"
+    everything = smoke.console + smoke.failed + smoke.outside + smoke.charts
+    problems = [problem for problem in everything if problem.startswith(f"{rel}: ")]
+    assert not problems, _listing(problems)
+
+
 def _listing(problems: list[str], limit: int = 20) -> str:
     more = f"\n... and {len(problems) - limit} more" if len(problems) > limit else ""
     return "\n".join(problems[:limit]) + more
 
 
+@pytest.mark.slow
 def test_every_page_was_opened_and_styled(crawl: Crawl) -> None:
     pages = set(crawl.site.html_pages())
     expected = pages - {"404.html"} if crawl.site.mode == "file" else pages | {MISSING}
@@ -379,17 +414,20 @@ def test_every_page_was_opened_and_styled(crawl: Crawl) -> None:
     assert not unstyled, f"{crawl.site.mode}: stylesheet not applied on {unstyled}"
 
 
+@pytest.mark.slow
 def test_tables_fit_a_desktop_window(crawl: Crawl) -> None:
     # At 1280 pixels no table of a page should need sideways scrolling (a phone may).
     wide = [f"{v.rel}: {region}" for v in crawl.visits.values() for region in v.wide]
     assert not wide, _listing(wide)
 
 
+@pytest.mark.slow
 def test_no_console_errors_and_no_failed_requests(crawl: Crawl) -> None:
     problems = crawl.console + crawl.failed
     assert not problems, f"{crawl.site.mode}:\n{_listing(problems)}"
 
 
+@pytest.mark.slow
 def test_no_request_leaves_the_site(crawl: Crawl) -> None:
     assert crawl.requests >= 2 * len(crawl.visits)  # each page and at least its stylesheet
     assert not crawl.outside, f"requests outside {crawl.site.base}:\n{_listing(crawl.outside)}"
@@ -406,6 +444,7 @@ def _target_exists(site: Site, url: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_every_internal_link_resolves(crawl: Crawl) -> None:
     site = crawl.site
     host = urlsplit(site.base).netloc
@@ -442,6 +481,7 @@ def test_every_internal_link_resolves(crawl: Crawl) -> None:
     assert not problems, f"{site.mode}:\n{_listing(problems)}"
 
 
+@pytest.mark.slow
 def test_every_chart_is_visible(crawl: Crawl) -> None:
     with_charts = {v.rel for v in crawl.visits.values() if v.charts}
     overview = re.compile(r"(sets/[^/]+/)?index\.html")
@@ -466,6 +506,7 @@ def says(heard: str, outcome: str, label: str) -> bool:
     return word in heard or (symbol in heard and f"{symbol} {word}" in label)
 
 
+@pytest.mark.slow
 def test_run_strip_does_not_rely_on_colour(crawl: Crawl) -> None:
     """Each run shows its symbol, and a screen reader gets its outcome: never colour alone."""
     problems = []
@@ -523,15 +564,11 @@ def axe_contexts(browser: Browser) -> Iterator[dict[str, BrowserContext]]:
         ctx.close()
 
 
-KINDS = [
-    *("overview", "result set", "task", "comparison", "trend", "methodology", "faq"),
-    *("calculator", "404"),
-]
 #: Every page type at desktop width in light, and on a phone in dark (which checks the
 #: dark colours too); the overview also at desktop width in dark.
 AXE_CASES = [
-    *((kind, "light") for kind in KINDS),
-    *((kind, "phone, dark") for kind in KINDS),
+    *((kind, "light") for kind in PAGE_KINDS),
+    *((kind, "phone, dark") for kind in PAGE_KINDS),
     ("overview", "dark"),
 ]
 
@@ -552,6 +589,7 @@ def axe_page(
     return [v for v in violations if v["impact"] in ("serious", "critical")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "view"), AXE_CASES)
 def test_axe_finds_nothing_serious(
     axe: Path, axe_contexts: dict[str, BrowserContext], served: Site, kind: str, view: str
@@ -565,6 +603,7 @@ def test_axe_finds_nothing_serious(
     assert not serious, f"{kind}, {view}:\n{describe(serious)}"
 
 
+@pytest.mark.slow
 def test_axe_with_every_details_open_on_a_phone(
     axe: Path, axe_contexts: dict[str, BrowserContext], served: Site
 ) -> None:
@@ -575,6 +614,7 @@ def test_axe_with_every_details_open_on_a_phone(
     assert not serious, describe(serious)
 
 
+@pytest.mark.slow
 def test_dark_scheme_changes_the_colours(context: BrowserContext, served: Site) -> None:
     page = context.new_page()
     colours = {}
@@ -598,6 +638,7 @@ KEYBOARD_FOCUS = """() => {
 }"""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["overview", "task"])
 def test_keyboard_reaches_every_link(context: BrowserContext, served: Site, kind: str) -> None:
     page = context.new_page()
@@ -624,6 +665,7 @@ def test_keyboard_reaches_every_link(context: BrowserContext, served: Site, kind
     assert not unseen, f"focus not visible on: {unseen}"
 
 
+@pytest.mark.slow
 def test_run_strip_reads_as_text(context: BrowserContext, served: Site) -> None:
     """In the accessibility tree each run says its outcome (the crawl checks the DOM)."""
     folder = served.folder
@@ -658,6 +700,7 @@ def test_run_strip_reads_as_text(context: BrowserContext, served: Site) -> None:
         assert not wrong, f"{rel}: {wrong}"
 
 
+@pytest.mark.slow
 def test_phone_and_desktop_screenshots_without_sideways_scrolling(
     browser: Browser, served: Site
 ) -> None:
@@ -709,6 +752,7 @@ CHART_BOXES = """() => [...document.querySelectorAll('.chart-svg')].map(frame =>
 })"""
 
 
+@pytest.mark.slow
 def test_charts_fill_their_card_and_stay_legible_on_a_phone(browser: Browser, served: Site) -> None:
     """At desktop width a chart uses its card's width, unless that would make it taller
     than a screen or stretch it past 1.3 times its drawn size (its labels would outgrow
@@ -740,6 +784,7 @@ def test_charts_fill_their_card_and_stay_legible_on_a_phone(browser: Browser, se
             ctx.close()
 
 
+@pytest.mark.slow
 def test_print_hides_navigation_and_makes_a_pdf(context: BrowserContext, served: Site) -> None:
     page = context.new_page()
     page.emulate_media(media="print")

@@ -1,8 +1,8 @@
 """Property tests of the whole build: any ordinary suite builds, and the site's
 report.json says what `reportgen summary --format json` says.
 
-Each example is a real build (about a second), so `make test` runs a bounded
-number; `make fuzz` (REPORTGEN_FUZZ=1) runs many more.
+Each example is a real build (about a second), so `make test-all` runs a bounded
+number, `make test` a third of it; `make fuzz` (REPORTGEN_FUZZ=1) runs many more.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from hypothesis import strategies as st
 from reportgen.cli import main
 from reportgen.stats.plain import MAX_CONFIDENCE, MIN_CONFIDENCE
 
-#: Examples per run: few in `make test`, many under `make fuzz`.
-EXAMPLES = 300 if os.environ.get("REPORTGEN_FUZZ") else 15
+from .conftest import examples
+
+#: Examples per run: few in the two tiers (conftest.examples), many under `make fuzz`.
+EXAMPLES = 300 if os.environ.get("REPORTGEN_FUZZ") else examples(15)
 
 
 @dataclass(frozen=True)

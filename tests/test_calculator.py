@@ -278,6 +278,7 @@ def file_url(site: Path, query: str = "") -> str:
     return (site / "calculator.html").resolve().as_uri() + query
 
 
+@pytest.mark.slow
 def test_agrees_with_the_core_on_random_cases(context: BrowserContext, example_site: Path) -> None:
     """CASES random cases through the page's functions, every number within 1e-9 of the core."""
     cases = random_cases(seed=16)
@@ -387,6 +388,7 @@ def fill(page: Page, values: dict[str, str]) -> None:
             page.fill(f"#{field}", value)
 
 
+@pytest.mark.slow
 def test_form_fields_agree_with_the_core(context: BrowserContext, example_site: Path) -> None:
     """A sample typed into the fields: every number the page shows (at full precision in
     data-value) matches the core."""
@@ -484,6 +486,7 @@ def test_pages_and_the_calculator_round_alike(context: BrowserContext) -> None:
 # ---------------------------------------------------------------- the address
 
 
+@pytest.mark.slow
 def test_state_comes_from_and_goes_to_the_address(context: BrowserContext, served: str) -> None:
     page = context.new_page()
     page.goto(served + "calculator.html?c=16&n=20&k=3&level=0.95")
@@ -519,6 +522,7 @@ def test_state_comes_from_and_goes_to_the_address(context: BrowserContext, serve
     assert caption.startswith("reliability@3 over 1 task, ") and "1 tasks" not in caption
 
 
+@pytest.mark.slow
 def test_task_and_set_pages_open_the_calculator_prefilled(
     context: BrowserContext, example_site: Path, served: str
 ) -> None:
@@ -556,6 +560,7 @@ def message(page: Page, field: str) -> str:
     return page.inner_text(f"#{field}-error")
 
 
+@pytest.mark.slow
 def test_bad_input_is_named_next_to_its_field(context: BrowserContext, example_site: Path) -> None:
     page = context.new_page()
     watched = Watched(page)
@@ -669,6 +674,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow
 def test_hostile_input_never_throws(context: BrowserContext, example_site: Path) -> None:
     """Garbage in every field: a message or a result, never an exception, NaN or injection."""
     page = context.new_page()
@@ -712,6 +718,7 @@ def test_hostile_input_never_throws(context: BrowserContext, example_site: Path)
 # ---------------------------------------------------------------- file://, HTTP, no JavaScript
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["file", "http"])
 def test_no_console_error_from_file_or_http(
     context: BrowserContext, example_site: Path, served: str, mode: str
@@ -733,6 +740,7 @@ def test_no_console_error_from_file_or_http(
     assert not watched.problems, watched.problems
 
 
+@pytest.mark.slow
 def test_without_javascript_the_worked_examples_show(browser: Browser, example_site: Path) -> None:
     ctx = browser.new_context(java_script_enabled=False)
     try:
@@ -759,6 +767,7 @@ AXE_RUN = """async () => {
 }"""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scheme", "viewport", "state"),
     [
@@ -796,6 +805,7 @@ def test_axe_finds_nothing_serious_on_the_calculator(
         ctx.close()
 
 
+@pytest.mark.slow
 def test_keyboard_alone_reaches_every_field_and_calculates(
     context: BrowserContext, example_site: Path
 ) -> None:
@@ -826,6 +836,7 @@ def test_keyboard_alone_reaches_every_field_and_calculates(
     assert read_cells(page, "task-result")["pass_rate.estimate"] == pytest.approx(7 / 9)
 
 
+@pytest.mark.slow
 def test_readme_screenshot(browser: Browser, served: str) -> None:
     """docs/calculator.png, the picture in the README, is taken here (REPORTGEN_SCREENSHOT=1)."""
     import os

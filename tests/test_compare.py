@@ -16,6 +16,8 @@ from reportgen.stats.compare import Comparison, compare
 from reportgen.stats.estimate import EstimateError, SuiteInterval
 from reportgen.views import comparison_json
 
+from .conftest import examples
+
 TOL = 1e-12
 
 # Two models on the SPEC's four-task suite; B solves t1 every time, A solves t3.
@@ -268,7 +270,7 @@ def _fields(cmp: Comparison) -> list[SuiteInterval]:
 
 
 @given(result_sets, ks)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_comparing_a_set_with_itself_gives_zero(counts: dict[str, tuple[int, int]], k: int) -> None:
     cmp = compare(counts, counts, k)
     assert not cmp.only_in_a and not cmp.only_in_b
@@ -286,7 +288,7 @@ def test_comparing_a_set_with_itself_gives_zero(counts: dict[str, tuple[int, int
 
 
 @given(result_sets, result_sets, ks)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_swapping_a_and_b_negates(
     a: dict[str, tuple[int, int]], b: dict[str, tuple[int, int]], k: int
 ) -> None:
@@ -310,7 +312,7 @@ def test_swapping_a_and_b_negates(
 
 
 @given(result_sets, result_sets, ks)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_general_invariants(
     a: dict[str, tuple[int, int]], b: dict[str, tuple[int, int]], k: int
 ) -> None:

@@ -24,6 +24,8 @@ from reportgen.stats.population import Population, fit_population
 from reportgen.terminal import percent1
 from tests.conftest import EXAMPLE
 
+from .conftest import examples
+
 # ------------------------------------------------------------ the issue's table
 
 # Measured independently (issue 11) at nominal 95%, n = 10 runs, k = 3: coverage
@@ -129,7 +131,7 @@ def test_fft_length_is_the_smallest_length_of_factors_2_3_5_at_least_n(n: int) -
     assert coverage.fft_length(n) == next(m for m in smooth if m >= n)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.integers(0, 12), min_size=1, max_size=5),
     st.lists(st.integers(1, 4), min_size=1, max_size=3),
@@ -229,7 +231,7 @@ def _exact_mean(values: list[Fraction], n: int, p: Fraction) -> Fraction:
     ),
     k=st.integers(1, 6),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_unbiased_suite_mean_is_exactly_unbiased(tasks: list[tuple[int, Fraction]], k: int) -> None:
     """E[mean over tasks of C(c, k)/C(n, k)] = mean of p^k, summed exactly over the binomial."""
     tasks = [(n, p) for n, p in tasks if n >= k] or [(k, Fraction(1, 2))]
@@ -252,7 +254,7 @@ def test_unbiased_suite_mean_is_exactly_unbiased(tasks: list[tuple[int, Fraction
     beta=st.fractions(Fraction(1, 10), 20, max_denominator=10),
     k=st.integers(1, 30),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_true_value_of_a_beta_population_is_exact(alpha: Fraction, beta: Fraction, k: int) -> None:
     expected = Fraction(1)
     for j in range(k):
@@ -294,7 +296,7 @@ def test_all_pass_suite_is_covered_trivially() -> None:
         assert interval.coverage == 1.0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.integers(1, 12).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),

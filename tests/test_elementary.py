@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from reportgen.stats import elementary
 from reportgen.stats.plain import decimals
 
-from .conftest import ROOT
+from .conftest import ROOT, examples
 
 #: Figures from every part of the core that takes an exp, a log or a sum of products,
 #: printed in full, with the CPU features numpy dispatches to.
@@ -110,7 +110,7 @@ def test_figures_do_not_depend_on_the_cpu_features_numpy_or_blas_use() -> None:
         assert oldest_blas == everything
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.integers(1, 10_000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
     st.integers(1, 5_000),
@@ -182,7 +182,7 @@ def _half_up(value: float, places: int, plus: bool) -> str:
     return f"{rounded:+f}" if plus else f"{rounded:f}"
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(
     st.one_of(
         st.floats(-1e6, 1e6, allow_nan=False),

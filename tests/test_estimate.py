@@ -21,6 +21,8 @@ from reportgen.stats.estimate import (
     t_quantile,
 )
 
+from .conftest import examples
+
 TOL = 1e-12
 mpmath.mp.dps = 60
 
@@ -327,7 +329,7 @@ levels = st.floats(min_value=0.5, max_value=0.999)
 
 
 @given(counts, ks, levels)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_bounds_in_unit_interval_and_contain_estimates(
     cn: tuple[int, int], k: int, confidence: float
 ) -> None:
@@ -338,7 +340,7 @@ def test_bounds_in_unit_interval_and_contain_estimates(
 
 
 @given(counts, ks)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_ordering_of_estimates(cn: tuple[int, int], k: int) -> None:
     c, n = cn
     t = estimate_tasks([c], [n], k)
@@ -358,7 +360,7 @@ def test_ordering_of_estimates(cn: tuple[int, int], k: int) -> None:
     st.integers(2, 20),
     ks,
 )
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_intervals_shrink_as_runs_grow(cn: tuple[int, int], factor: int, k: int) -> None:
     c, n = cn
     small = estimate_tasks([c], [n], k)
@@ -373,7 +375,7 @@ def test_intervals_shrink_as_runs_grow(cn: tuple[int, int], factor: int, k: int)
     st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
     st.integers(1, 2000),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_exact_agreement_with_rational_arithmetic(cn: tuple[int, int], k: int) -> None:
     c, n = cn
     t = estimate_tasks([c], [n], k)
@@ -390,7 +392,7 @@ def test_exact_agreement_with_rational_arithmetic(cn: tuple[int, int], k: int) -
 
 
 @given(st.lists(counts, min_size=1, max_size=40), ks)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_vectorized_equals_one_at_a_time(pairs: list[tuple[int, int]], k: int) -> None:
     cs, ns = [c for c, _ in pairs], [n for _, n in pairs]
     together = estimate_tasks(cs, ns, k)
@@ -402,7 +404,7 @@ def test_vectorized_equals_one_at_a_time(pairs: list[tuple[int, int]], k: int) -
 
 
 @given(st.lists(counts, min_size=2, max_size=30), ks)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_suite_mean_and_sd_match_exact_arithmetic(pairs: list[tuple[int, int]], k: int) -> None:
     cs, ns = [c for c, _ in pairs], [n for _, n in pairs]
     suite = estimate_suite(cs, ns, k)
@@ -421,7 +423,7 @@ def test_suite_mean_and_sd_match_exact_arithmetic(pairs: list[tuple[int, int]], 
 
 
 @given(st.lists(counts, min_size=1, max_size=25))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_curve_agrees_with_suite_estimates_at_every_k(pairs: list[tuple[int, int]]) -> None:
     cs, ns = [c for c, _ in pairs], [n for _, n in pairs]
     points = curve_over_k(cs, ns, max_k=30)
@@ -440,7 +442,7 @@ few_counts = st.sampled_from([(0, 5), (5, 5), (10, 10), (3, 4), (6, 8), (1, 2), 
 
 
 @given(st.lists(st.one_of(few_counts, counts), min_size=2, max_size=12), ks)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_zero_width_warning_exactly_when_all_tasks_share_a_value(
     pairs: list[tuple[int, int]], k: int
 ) -> None:
@@ -470,7 +472,7 @@ def test_zero_width_warning_exactly_when_all_tasks_share_a_value(
         lambda n: st.tuples(st.integers(0, n), st.just(n), st.integers(65, n))
     )
 )
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_simulations_unbiased_pass_hat_k_is_close_to_the_exact_ratio(
     case: tuple[int, int, int],
 ) -> None:

@@ -1,6 +1,6 @@
 """The fuzzer (tests/fuzz.py), bounded: a few hundred hostile cases for every
-reader and command, each held to the bad-input contract. `make fuzz` runs
-10,000 and more."""
+reader and command, each held to the bad-input contract (200 in `make test-all`,
+100 in `make test`). `make fuzz` runs 10,000 and more."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import os
 import pytest
 
 from . import fuzz
+from .conftest import examples
 
-#: Cases per run: enough to touch every family in `make test`, more under `make fuzz`.
-CASES = 2000 if os.environ.get("REPORTGEN_FUZZ") else 200
+#: Cases per run: enough to touch every family and to run one case as a child process
+#: (every SUBPROCESS_EVERY-th) in the fast tier, more in `make test-all` and `make fuzz`.
+CASES = 2000 if os.environ.get("REPORTGEN_FUZZ") else max(fuzz.SUBPROCESS_EVERY, examples(200))
 
 
 @pytest.mark.parametrize("seed", [12])

@@ -520,6 +520,7 @@ run()
 """
 
 
+@pytest.mark.slow
 def test_item9_ctrl_c_during_start_up(tmp_path: Path) -> None:
     marker = tmp_path / "importing"
     argv = [sys.executable, "-c", _SLOW_START, str(marker), "estimate", "--suite", "1/2"]
@@ -544,6 +545,7 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
+@pytest.mark.slow
 def test_item9_ctrl_c_in_parallel_page_rendering(tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(f'{{"task": "t{i}", "passed": true}}\n' for i in range(40)))
@@ -556,6 +558,7 @@ def test_item9_ctrl_c_in_parallel_page_rendering(tmp_path: Path) -> None:
     assert not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP])
 def test_serve_stopped_by_kill_or_a_closed_terminal_cleans_up(
     tmp_path: Path, sent: signal.Signals
@@ -575,6 +578,7 @@ def test_serve_stopped_by_kill_or_a_closed_terminal_cleans_up(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGHUP])
 def test_build_killed_leaves_no_worker_behind(tmp_path: Path, sent: signal.Signals) -> None:
     # `build` does not catch these: it ends, and its page workers must end with it.

@@ -35,7 +35,7 @@ from reportgen.readers import FORMATS, READERS, Source, detect_format, load_sour
 from reportgen.readers import folder as folder_module
 from reportgen.readers.terminal_bench import MODEL_FAILURE_MODES
 
-from .conftest import EXAMPLE, FIXTURES
+from .conftest import EXAMPLE, FIXTURES, examples
 
 HARNESSES = FIXTURES / "harnesses"
 SWE = HARNESSES / "swe-bench"
@@ -846,7 +846,7 @@ def test_folder_passes_over_a_site_reportgen_wrote(tmp_path: Path) -> None:
 OUTCOME = st.sampled_from(["pass", "failure", "error", "skipped"])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(runs=st.lists(st.lists(OUTCOME, min_size=1, max_size=4), min_size=1, max_size=4))
 def test_junit_counts_law(runs: list[list[str]]) -> None:
     """For any outcomes: successes = passes, n = passes + failures, excluded = errors +
@@ -880,7 +880,7 @@ def test_junit_counts_law(runs: list[list[str]]) -> None:
         }
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     runs=st.lists(
         st.dictionaries(

@@ -18,7 +18,7 @@ from reportgen.errors import UserError
 from reportgen.history import default_label, merge, read_history
 from reportgen.stats.compare import compare
 
-from .conftest import ROOT
+from .conftest import ROOT, first_fast
 
 RESULTS = ROOT / "example" / "results" / "agent-beta.jsonl"
 
@@ -141,22 +141,27 @@ def test_label_without_history_says_why_it_is_ignored(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("damage", "message"),
-    [
-        (lambda text: text + "{not json\n", ":4: not a JSON history entry"),
-        (lambda text: text.replace('"label":"v2"', '"label":""', 1), ":2: label"),
-        (lambda text: text.replace('"schema_version":1', '"schema_version":9', 1), ":1: schema"),
-        (lambda text: text + '{"schema_version":1}\n', ":4: label"),
-        # A results file given as the history: one line saying so, not one per run.
-        (
-            lambda text: '{"task": "a", "passed": true}\n' * 30,
-            ":1: this is a run of results (it has task and passed), not a history entry",
-        ),
-        # A set of no tasks has no suite estimate (it raised a traceback in build and check).
-        (
-            lambda text: re.sub(r'"tasks":\{[^}]*\}', '"tasks":{}', text, count=1),
-            ":1: result_sets[0].tasks: empty; a result set has at least one task",
-        ),
-    ],
+    first_fast(
+        [
+            (lambda text: text + "{not json\n", ":4: not a JSON history entry"),
+            (lambda text: text.replace('"label":"v2"', '"label":""', 1), ":2: label"),
+            (
+                lambda text: text.replace('"schema_version":1', '"schema_version":9', 1),
+                ":1: schema",
+            ),
+            (lambda text: text + '{"schema_version":1}\n', ":4: label"),
+            # A results file given as the history: one line saying so, not one per run.
+            (
+                lambda text: '{"task": "a", "passed": true}\n' * 30,
+                ":1: this is a run of results (it has task and passed), not a history entry",
+            ),
+            # A set of no tasks has no suite estimate (it raised a traceback in build and check).
+            (
+                lambda text: re.sub(r'"tasks":\{[^}]*\}', '"tasks":{}', text, count=1),
+                ":1: result_sets[0].tasks: empty; a result set has at least one task",
+            ),
+        ]
+    ),
 )
 def test_damaged_history_exits_2_and_keeps_the_old_site(
     three_builds: Path, damage: Callable[[str], str], message: str

@@ -26,7 +26,7 @@ from reportgen.readers import jsonl as jsonl_reader
 from reportgen.readers.jsonl import MAX_LINE_BYTES
 from reportgen.stats.estimate import estimate_suite
 
-from .conftest import ROOT
+from .conftest import ROOT, examples
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INSPECT = FIXTURES / "inspect"
@@ -235,7 +235,7 @@ def test_jsonl_twenty_thousand_lines_load_to_the_right_counts(tmp_path: Path) ->
     assert rs.runs + rs.excluded_runs == 20_000
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.dictionaries(
         st.text("abc123-", min_size=1, max_size=6),
@@ -395,7 +395,7 @@ def test_jsonl_long_line_is_skipped_and_later_lines_still_checked(tmp_path: Path
     assert found[1].startswith(f"{path}:3: ")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.integers(0, 30), min_size=1, max_size=12),
     st.integers(3, 12),

@@ -23,6 +23,8 @@ from reportgen.stats.planner import (
 )
 from reportgen.views import plan_json
 
+from .conftest import examples
+
 TOL = 1e-12
 mpmath.mp.dps = 50
 
@@ -100,7 +102,7 @@ levels = st.floats(min_value=0.5, max_value=0.999)
 
 
 @given(halfwidths, rates, levels)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_runs_needed_is_the_smallest_n(h: float, p: float, confidence: float) -> None:
     n = runs_needed(h, p, confidence)
     assert wilson_halfwidth(n, p, confidence) <= h
@@ -108,21 +110,21 @@ def test_runs_needed_is_the_smallest_n(h: float, p: float, confidence: float) ->
 
 
 @given(halfwidths, halfwidths, rates)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_runs_needed_monotone_in_h(h1: float, h2: float, p: float) -> None:
     small, large = sorted((h1, h2))
     assert runs_needed(small, p) >= runs_needed(large, p)
 
 
 @given(halfwidths, rates)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_half_is_the_worst_case_and_p_is_symmetric(h: float, p: float) -> None:
     assert runs_needed(h, p) <= runs_needed(h, 0.5)
     assert runs_needed(h, p) == runs_needed(h, 1.0 - p)
 
 
 @given(halfwidths, st.sampled_from([0.0, 0.1, 0.5, 0.8]), st.sampled_from([0.9, 0.95, 0.99]))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_runs_needed_matches_the_closed_form(h: float, p: float, confidence: float) -> None:
     assert runs_needed(h, p, confidence) == closed_form_runs(h, p, confidence)
 
@@ -158,7 +160,7 @@ sds = st.floats(min_value=0.0, max_value=0.6)
 
 
 @given(st.floats(min_value=0.01, max_value=0.6), sds, levels)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_tasks_needed_is_the_smallest_t(h: float, s: float, confidence: float) -> None:
     t = tasks_needed(h, s, confidence)
     assert t >= 2
@@ -167,7 +169,7 @@ def test_tasks_needed_is_the_smallest_t(h: float, s: float, confidence: float) -
 
 
 @given(st.floats(min_value=0.01, max_value=0.6), sds, sds)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_tasks_needed_monotone_in_sd(h: float, s1: float, s2: float) -> None:
     small, large = sorted((s1, s2))
     assert tasks_needed(h, small) <= tasks_needed(h, large)
@@ -217,7 +219,7 @@ def test_approximation_gives_about_80_percent_power(tasks: int, rho: float) -> N
     st.floats(min_value=-1.0, max_value=0.99),
     st.floats(min_value=-1.0, max_value=0.99),
 )
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_detectable_difference_shrinks_with_correlation_and_tasks(
     tasks: int, s: float, r1: float, r2: float
 ) -> None:

@@ -228,6 +228,7 @@ def test_serve_builds_serves_and_rebuilds_on_change(tmp_path: Path) -> None:
         preview.stop()
 
 
+@pytest.mark.slow
 def test_serve_moves_the_reload_ahead_of_removing_the_previous_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -344,5 +345,10 @@ def test_readme_shows_setup_serve_publish_badge_and_check() -> None:
     assert (
         readme.index("make site") < readme.index("make test") < readme.index("reportgen estimate")
     )
+    # The two set-up commands come first, alone in their block; the full run is named.
+    first_block = readme.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines()]
+    assert commands == ["make site", "make test"]
+    assert "`make test-all`" in readme
     for heading in ("## Publish to GitHub Pages", "reportgen serve", "badges/", "reportgen check"):
         assert heading in readme, heading

@@ -32,6 +32,8 @@ from reportgen.website.replay import (
     replay_page,
 )
 
+from .conftest import examples
+
 
 @dataclass
 class Interval:
@@ -167,7 +169,7 @@ def test_what_a_record_cannot_answer_faithfully_is_not_recorded(snippet: str) ->
     assert _record(snippet) is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     recorded=st.sets(st.integers(0, len(SNIPPETS) - 1), max_size=8),
     replayed=st.sets(st.integers(0, len(SNIPPETS) - 1), min_size=1, max_size=8),

@@ -126,6 +126,7 @@ def test_open_page_follows_edits_errors_and_fixes(
     assert LIVE_PREFIX not in on_disk and "script-src 'none'" in on_disk
 
 
+@pytest.mark.slow
 def test_an_overview_edit_reloads_the_open_page_from_its_record(
     preview: PreviewServer, project: Path, page: Page, tmp_path: Path
 ) -> None:
@@ -235,6 +236,7 @@ def test_a_policy_written_another_way_is_still_found_and_text_is_not_a_policy() 
     assert b'<meta data-content="x" name="a>b" content="script-src \'none\'">' in served
 
 
+@pytest.mark.slow
 def test_serve_follows_a_changed_output_folder(tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
@@ -305,6 +307,7 @@ def test_folders_are_not_listed_and_files_are_not_folders(
     assert _get(preview.url + "sets")[0] == 404  # redirected to sets/, then 404
 
 
+@pytest.mark.slow
 def test_a_save_during_a_rebuild_is_built_after_it(
     small: tuple[PreviewServer, list[Config], Path],
 ) -> None:
@@ -324,6 +327,7 @@ def test_a_save_during_a_rebuild_is_built_after_it(
     assert not preview.check_once()
 
 
+@pytest.mark.slow
 def test_the_history_file_is_watched(tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
@@ -365,6 +369,7 @@ def test_a_bug_or_a_failing_new_folder_does_not_end_or_strand_the_preview(
     assert "<h1>Third</h1>" in _get(preview.url)[1]
 
 
+@pytest.mark.slow
 def test_a_site_deleted_by_hand_is_built_again(
     small: tuple[PreviewServer, list[Config], Path],
 ) -> None:
@@ -375,6 +380,7 @@ def test_a_site_deleted_by_hand_is_built_again(
     assert not preview.check_once()
 
 
+@pytest.mark.slow
 def test_a_first_build_that_fails_serves_the_site_already_there(tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     runs.write_text('{"task": "a", "passed": true}\n{"task": "b", "passed": false}\n')
@@ -397,6 +403,7 @@ def test_a_first_build_that_fails_serves_the_site_already_there(tmp_path: Path) 
         PreviewServer(lambda: elsewhere, 0, io.StringIO())
 
 
+@pytest.mark.slow
 def test_a_history_kept_in_the_site_it_extends_is_not_an_edit(tmp_path: Path) -> None:
     # history: site/history.jsonl, the build's own output: its rewrite by each build
     # must not count as a change, or serve rebuilds (and the history grows) for ever.

@@ -27,7 +27,7 @@ from reportgen.website import write as write_module
 from reportgen.website.theme import package_folder
 from reportgen.website.write import MARKER
 
-from .conftest import ROOT, build_example
+from .conftest import ROOT, build_example, first_fast
 
 
 class Links(HTMLParser):
@@ -623,12 +623,14 @@ def test_template_error_leaves_previous_site(
 
 @pytest.mark.parametrize(
     ("expression", "reason"),
-    [
-        ("{{ 1 / 0 }}", "ZeroDivisionError: division by zero"),
-        ('{{ "%d" | format("x") }}', "TypeError: %d format"),
-        ("{{ [1][5] }}", "list object has no element 5"),  # undefined, strictly
-        ('{{ "{:d}".format("x") }}', "ValueError: Unknown format code"),
-    ],
+    first_fast(
+        [
+            ("{{ 1 / 0 }}", "ZeroDivisionError: division by zero"),
+            ('{{ "%d" | format("x") }}', "TypeError: %d format"),
+            ("{{ [1][5] }}", "list object has no element 5"),  # undefined, strictly
+            ('{{ "{:d}".format("x") }}', "ValueError: Unknown format code"),
+        ]
+    ),
 )
 def test_failing_template_expression_is_a_located_error_not_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], expression: str, reason: str
@@ -710,6 +712,7 @@ def _spy_on_removers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], d
     return started
 
 
+@pytest.mark.slow
 def test_a_large_previous_site_is_removed_by_a_process_of_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -738,6 +741,7 @@ def test_a_small_previous_site_is_removed_before_the_command_returns(
     assert _beside(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_remover_that_cannot_start_leaves_the_removal_to_the_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -757,6 +761,7 @@ def test_a_remover_that_cannot_start_leaves_the_removal_to_the_build(
     assert _beside(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_previous_site_whose_remover_stopped_is_removed_by_a_later_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from reportgen.report import slugify, unique_slugs
 
+from .conftest import examples
+
 
 def reference_slug(text: str, max_length: int = 60) -> str:
     """The rule written out in full: ASCII by NFKD, lowercase, every run of other
@@ -23,7 +25,7 @@ def reference_slug(text: str, max_length: int = 60) -> str:
 id_text = st.text(alphabet=st.sampled_from("ab09-_ .A/é\u00b2"), max_size=70)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(id_text | st.text(max_size=70))
 def test_slugify_follows_the_rule(text: str) -> None:
     assert slugify(text) == reference_slug(text)

@@ -5,8 +5,8 @@ the printed DuckDB SQL gives in DuckDB.
 
 The tests marked `spark` share one local Spark session (local[2], UI off) and skip
 with a message when Java or pyspark is missing, except with CI=true, where they
-fail instead. `make test` leaves them out (`-m "not spark"`); .ci/run runs them
-after it. The unmarked tests at the end need neither Java nor pyspark.
+fail instead. `make test` leaves them out (`-m "not spark"`); `make test-all` runs
+them. The unmarked tests at the end need neither Java nor pyspark.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from reportgen.cli import main
 from reportgen.errors import UserError
 from reportgen.readers import Source, detect_format, load_sources
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, examples
 
 TABLES = FIXTURES / "tables"
 TAU_BENCH = FIXTURES / "tau-bench" / "gpt-4o-airline-small.json"
@@ -238,7 +238,9 @@ def test_excluded_runs_and_categories_count_alike_in_every_shape(tmp_path: Path)
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(
@@ -837,7 +839,9 @@ def _jsonl_result(path: Path, columns: tuple[tuple[str, str], ...] = ()) -> Any:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.one_of(
@@ -1109,7 +1113,9 @@ def _without_paths(result: Any) -> Any:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(

@@ -36,6 +36,8 @@ from reportgen.stats.task_tests import (
     task_tests,
 )
 
+from .conftest import examples
+
 TABLES = [  # (baseline c, n, candidate c, n)
     (10, 10, 9, 10),
     (19, 20, 10, 20),
@@ -88,7 +90,7 @@ def _exact_lower(cb: int, nb: int, cc: int, nc: int) -> Fraction:
 counts = st.integers(1, 25).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(counts, counts)
 def test_fisher_equals_exact_rational_tail(
     baseline: tuple[int, int], candidate: tuple[int, int]
@@ -111,7 +113,7 @@ def _exact_higher(cb: int, nb: int, cc: int, nc: int) -> Fraction:
 small_counts = st.integers(1, 6).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(small_counts, small_counts), min_size=1, max_size=80))
 def test_many_tasks_sharing_margins_get_each_its_own_exact_tails(
     tables: list[tuple[tuple[int, int], tuple[int, int]]],
@@ -130,7 +132,7 @@ def test_many_tasks_sharing_margins_get_each_its_own_exact_tails(
         assert higher[i] == float(_exact_higher(*row)), row
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(counts, counts)
 def test_smallest_p_is_the_least_over_every_table_with_these_margins(
     baseline: tuple[int, int], candidate: tuple[int, int]
@@ -177,7 +179,7 @@ def test_tables_beyond_the_size_limit_go_to_scipy() -> None:
     assert higher[0] == pytest.approx(stats.fisher_exact(table, alternative="greater").pvalue, 1e-9)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.integers(1, 8), st.integers(1, 8), st.data())
 def test_boschloo_is_never_less_powerful_than_fisher(nb: int, nc: int, data: st.DataObject) -> None:
     cb, cc = data.draw(st.integers(0, nb)), data.draw(st.integers(0, nc))
@@ -194,7 +196,7 @@ p_lists = st.lists(
 
 
 # statsmodels' Holm takes a noticeable fraction of a second per call: few examples.
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(p_lists)
 @example([0.0, 0.0, 0.7795596740024748])  # BH's 3 p / 3 rounds just below p
 def test_holm_and_bh_match_statsmodels(p: list[float]) -> None:

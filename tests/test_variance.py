@@ -23,6 +23,8 @@ from reportgen.stats.estimate import EstimateError, estimate_tasks, mean_with_t_
 from reportgen.stats.variance import decompose_variance
 from reportgen.views import bootstrap_json, clustered_json, decomposition_json
 
+from .conftest import examples
+
 TOL = 1e-12
 
 SPEC_C = [16, 18, 20, 12]
@@ -277,7 +279,7 @@ counts = st.integers(1, 12).flatmap(lambda n: st.tuples(st.integers(0, n), st.ju
     st.integers(1, 6),
     st.sampled_from(["percentile", "basic"]),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_bootstrap_bounds_in_unit_interval(
     pairs: list[tuple[int, int]], k: int, interval: str
 ) -> None:
@@ -404,7 +406,7 @@ values_st = st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=2, max_si
 
 
 @given(values_st, st.floats(min_value=0.5, max_value=0.99))
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_one_task_per_cluster_is_the_ordinary_t_interval(
     values: list[float], confidence: float
 ) -> None:
@@ -434,7 +436,7 @@ def test_one_task_per_cluster_is_the_ordinary_t_interval(
     ),
     st.randoms(use_true_random=False),
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_clustered_se_matches_pairwise_form_and_ignores_order(
     rows: list[tuple[float, str]], random: object
 ) -> None:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from reportgen.website import write
 from reportgen.website.write import site_on_disk, write_site
 
+from .conftest import examples
 from .test_imports import probe
 
 
@@ -82,7 +83,7 @@ def _reference_relative(name: str) -> tuple[str, str]:
     return "/".join(parts), "/".join(parts[:-1])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(["a", "b.html", "/", ".", "..", "c."]), max_size=10).map("".join))
 def test_normal_names_are_taken_as_they_are_and_others_normalised(name: str) -> None:
     from reportgen.website.write import _safe_relative
