@@ -10,6 +10,7 @@ says how many tests it left to `make test-all`.
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,12 @@ TIER_MARKERS = ("slow", "spark")
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[LEFT_OUT] = {}
+    # A shell starts background jobs (`make test &`, nohup, some CI runners) with Ctrl-C
+    # ignored, and Python then never turns SIGINT into KeyboardInterrupt, in the tests or
+    # in the processes they start: the tests of what Ctrl-C does need it as a terminal
+    # delivers it.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
