@@ -498,6 +498,7 @@ def _read_and_estimate(job: _Job, reused: list[str], notes: list[str]) -> tuple[
         config.confidence,
         history,
         results,
+        skipped=loaded.skipped,
     )
     if cache is not None and results is not None:
         cache.put_results(results)
@@ -598,7 +599,10 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
         ) from None
     progress.clear()
     state = _site_state(on_disk)
-    warnings = tuple(f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s))
+    warnings = tuple(
+        [f"skipped {path}: {why}" for path, why in report.skipped]
+        + [f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s)]
+    )
     if cache is not None:
         site_state = SiteState(
             state, len(report.sets), tuple(notes), warnings, files_digest(on_disk)

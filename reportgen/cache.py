@@ -451,6 +451,7 @@ def _list(value: Any) -> list[Any]:
 def _loaded_to_json(loaded: Loaded) -> Any:
     return {
         "formats": [list(pair) for pair in loaded.formats],
+        "skipped": [list(pair) for pair in loaded.skipped],
         "result_sets": [
             {
                 "suite": rs.suite,
@@ -459,6 +460,7 @@ def _loaded_to_json(loaded: Loaded) -> Any:
                 "format": rs.format,
                 "sources": rs.sources,
                 "tasks": [_task_to_json(t) for t in rs.tasks],
+                "named_by": rs.named_by,
             }
             for rs in loaded.result_sets
         ],
@@ -497,6 +499,7 @@ def _loaded_from_json(doc: Any) -> Loaded:
                 format=item["format"],
                 sources=[_text(s) for s in _list(item["sources"])],
                 tasks=[_task_from_json(t) for t in _list(item["tasks"])],
+                named_by=_named_by(item["named_by"]),
             )
         )
     # What load_sources guarantees to the stages after it.
@@ -505,7 +508,18 @@ def _loaded_from_json(doc: Any) -> Loaded:
     for rs in sets:
         if not rs.evaluated_tasks or len({t.id for t in rs.tasks}) != len(rs.tasks):
             raise Damaged("a result set without evaluated runs, or with a task twice")
-    return Loaded(result_sets=sets, formats=formats)
+    skipped = []
+    for pair in _list(doc["skipped"]):
+        path, why = _list(pair)
+        skipped.append((_text(path), _text(why)))
+    return Loaded(result_sets=sets, formats=formats, skipped=skipped)
+
+
+def _named_by(value: Any) -> dict[str, str]:
+    named: dict[str, Any] = _of(value, dict)
+    if set(named) - {"suite", "model"}:
+        raise Damaged("unknown keys in named_by")
+    return {key: _text(text) for key, text in named.items()}
 
 
 def _task_from_json(item: Any) -> TaskCounts:

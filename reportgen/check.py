@@ -400,6 +400,36 @@ def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:
     return {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]}
 
 
+#: How many (suite, model) pairs a message lists before it counts the rest.
+LISTED_PAIRS = 5
+
+
+def _pairs(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    return sorted({(rs["suite"], rs["model"]) for rs in doc["result_sets"]})
+
+
+def _listing(pairs: Sequence[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{suite} / {model}" for suite, model in pairs[:LISTED_PAIRS])
+    more = len(pairs) - LISTED_PAIRS
+    return shown + (f" and {more} more" if more > 0 else "") if pairs else "nothing"
+
+
+def unmatched_sets(report: dict[str, Any], baseline: dict[str, Any]) -> str:
+    """Why a check against `baseline` compared nothing: what the report's sets looked for
+    (suite / model) and what the baseline holds, for a message that can be acted on."""
+    ours, theirs = _pairs(report), _pairs(baseline)
+    shared = [pair for pair in ours if pair in set(theirs)]
+    if shared:
+        return (
+            f"the result sets {_listing(shared)} are in both, but share no task id with "
+            "the baseline's"
+        )
+    return (
+        f"no suite / model of the report ({_listing(ours)}) is in the baseline, which "
+        f"holds {_listing(theirs)} (result sets are matched by suite and model)"
+    )
+
+
 @dataclass(frozen=True)
 class TaskGate:
     """The per-task gate: one family over every matched result set's shared tasks."""

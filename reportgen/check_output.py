@@ -45,9 +45,12 @@ class CheckResult:
     baseline: str | None
     suite: Verdict
     tasks: TaskGate | None
-    #: What the check could not do, such as compare with a baseline that holds none
-    #: of the report's sets: said in every format, since it passes regardless.
+    #: What the check could not do but was allowed to pass without (--allow-unmatched):
+    #: said in every format.
     warnings: tuple[str, ...] = ()
+    #: What makes the check fail besides a set or a task, such as a baseline that shares
+    #: nothing with the report: a gate that compared nothing is no gate.
+    errors: tuple[str, ...] = ()
 
     @property
     def regressed(self) -> tuple[TaskChange, ...]:
@@ -55,7 +58,7 @@ class CheckResult:
 
     @property
     def failed(self) -> bool:
-        return bool(self.suite.failures or self.regressed)
+        return bool(self.errors or self.suite.failures or self.regressed)
 
 
 def _of(tasks: tuple[TaskChange, ...], *verdicts: str) -> list[TaskChange]:
@@ -149,7 +152,7 @@ def check_text(result: CheckResult) -> str:
                 f"{_counts(t.baseline)} -> {_counts(t.candidate)} "
                 f"(adjusted p {p_value(t.adjusted_lower)} <= {tests.level:g})"
             )
-    lines += [f"FAIL  {line}" for line in result.suite.failures]
+    lines += [f"FAIL  {line}" for line in (*result.errors, *result.suite.failures)]
     return "\n".join(lines) + "\n"
 
 
@@ -173,6 +176,7 @@ def check_json(result: CheckResult) -> dict[str, Any]:
         }
     return {
         "passed": not result.failed,
+        "errors": list(result.errors),
         "warnings": list(result.warnings),
         "baseline": result.baseline,
         "suite": {
@@ -202,6 +206,8 @@ def _headline(result: CheckResult) -> str:
     regressed = len(result.regressed)
     failures = len(result.suite.failures)
     parts = []
+    if result.errors:
+        parts.append("nothing was compared with the baseline")
     if regressed:
         parts.append(f"{regressed} task{'s' if regressed != 1 else ''} regressed beyond noise")
     if failures:
@@ -214,8 +220,9 @@ def _headline(result: CheckResult) -> str:
 def check_markdown(result: CheckResult) -> str:
     """A compact summary for a pull-request comment or the job summary."""
     lines = [f"### reportgen check: {_headline(result)}", ""]
+    lines += [f"**Failed:** {_plain_text(e)}" for e in result.errors]
     lines += [f"**Warning:** {_plain_text(w)}" for w in result.warnings]
-    if result.warnings:
+    if result.errors or result.warnings:
         lines.append("")
     if result.baseline is not None:
         lines += [f"Baseline: {code(result.baseline)}", ""]
@@ -245,8 +252,10 @@ def check_markdown(result: CheckResult) -> str:
             # The note explains the "–" of the adjusted column: the adjusted p shown.
             if any(t.adjusted is None for t in rows):
                 lines += [NOT_IN_FAMILY + ".", ""]
-        elif gate.shared_sets:
+        elif gate.keys:
             lines += ["No shared task's pass rate changed.", ""]
+        elif gate.shared_sets:
+            lines += ["No task was tested: the matched result sets share no task.", ""]
         else:
             lines += ["No task was tested: no result set is in the baseline.", ""]
         if len(moved) > MARKDOWN_MOVED_ROWS:
@@ -302,7 +311,7 @@ def _annotation(level: str, title: str, message: str) -> str:
 
 def check_github(result: CheckResult) -> str:
     """One annotation per regressed task (error), improved task (notice), failed suite
-    check (error) and warning (warning)."""
+    check or error (error) and warning (warning)."""
     lines = []
     gate = result.tasks
     if gate is not None:
@@ -322,7 +331,7 @@ def check_github(result: CheckResult) -> str:
                         f"{p_value(t.adjusted)} <= {tests.level:g}",
                     )
                 )
-    for line in result.suite.failures:
+    for line in (*result.errors, *result.suite.failures):
         lines.append(_annotation("error", "reportgen check", line))
     for warning in result.warnings:
         lines.append(_annotation("warning", "reportgen check", warning))

@@ -29,6 +29,7 @@ from .terminal import estimate_text, terminal_safe, warnings_text
 
 if TYPE_CHECKING:
     from .config import Config
+    from .readers import Source
 
 # The readers, the config, the report model, the history and the statistics (numpy)
 # are imported where they are used: `estimate` and `plan` need no readers, a build
@@ -223,6 +224,24 @@ def _add_reading_options(parser: argparse.ArgumentParser, files: str) -> None:
         "task=instance_id,run=trial,passed=resolved",
     )
     parser.add_argument(
+        "--skip-unreadable",
+        action="store_true",
+        default=None,  # None: not given (see _reading)
+        help=f"leave out any of {files} that cannot be read, list them with the reason, "
+        "and go on (default: stop, exit 2)",
+    )
+    parser.add_argument(
+        "--suite",
+        metavar="NAME",
+        help=f"the suite of {files}, instead of the one their metadata names (or, failing "
+        "that, their folder's or file's name)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help=f"the model (or agent) of {files}, instead of the one their metadata names",
+    )
+    parser.add_argument(
         "--threshold",
         metavar="SCORE",
         help="the score a run needs to pass, for formats with scores (Harbor's reward, "
@@ -237,6 +256,9 @@ _READING_FLAGS = {
     "errors": "--errors",
     "columns": "--columns",
     "threshold": "--threshold",
+    "suite": "--suite",
+    "model": "--model",
+    "skip_unreadable": "--skip-unreadable",
 }
 
 
@@ -246,6 +268,9 @@ def _reading(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         raise UserError("--scorer: empty; leave it out to read the only score, or name one")
     columns = _columns_flag(args.columns) if args.columns is not None else ()
     threshold = _threshold_flag(args.threshold) if args.threshold is not None else None
+    for flag, value in (("--suite", args.suite), ("--model", args.model)):
+        if value is not None:
+            _check_name(flag, value)
     fields = {
         "format": args.input_format,
         "scorer": args.scorer,
@@ -254,9 +279,32 @@ def _reading(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "columns": columns,
         "threshold": threshold,
         "threshold_from_flag": threshold is not None,
+        "suite": args.suite,
+        "model": args.model,
+        "named_in": ("the command line", "the command line"),
+        "skip_unreadable": bool(args.skip_unreadable),
     }
     given = [flag for name, flag in _READING_FLAGS.items() if getattr(args, name) is not None]
     return fields, given
+
+
+def _check_name(flag: str, value: str) -> None:
+    from .readers.base import unprintable
+
+    if not value.strip():
+        raise UserError(f"{flag}: empty; leave it out to take the name from the files")
+    problem = unprintable(value)
+    if problem is not None:
+        raise UserError(f"{flag}: {value!r} {problem}")
+
+
+def _named_in(source: Source, args: argparse.Namespace) -> tuple[str, str]:
+    """Where a config input's suite and model come from once the flags apply to it."""
+    suite_in, model_in = source.named_in
+    return (
+        "the command line" if not source.suite and args.suite else suite_in,
+        "the command line" if not source.model and args.model else model_in,
+    )
 
 
 def _config_for(args: argparse.Namespace) -> Config:
@@ -285,6 +333,11 @@ def _config_for(args: argparse.Namespace) -> Config:
                 columns=s.columns or columns,
                 threshold=s.threshold if s.threshold is not None else threshold,
                 threshold_from_flag=s.threshold is None and threshold is not None,
+                # A suite or model the config names for this input stays.
+                suite=s.suite or args.suite,
+                model=s.model or args.model,
+                named_in=_named_in(s, args),
+                skip_unreadable=bool(args.skip_unreadable),
             )
             for s in config.result_sets
         ]
@@ -382,6 +435,10 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
         config.k,
         config.confidence,
         coverage_check=not args.no_coverage,
+        skipped=loaded.skipped,
+    )
+    sys.stderr.write(
+        terminal_safe(warnings_text([f"skipped {path}: {why}" for path, why in loaded.skipped]))
     )
     if args.format == "json":
         out.write(json.dumps(summary_json(report), indent=2) + "\n")
@@ -474,7 +531,7 @@ def _fraction(flag: str, text: str | None, strict: bool = False) -> float | None
 
 
 def _run_check(args: argparse.Namespace, out: TextIO) -> int:
-    from .check import check_report, check_tasks, load_baseline, read_report
+    from .check import check_report, check_tasks, load_baseline, read_report, unmatched_sets
     from .check_output import CheckResult, check_github, check_json, check_markdown, check_text
 
     minimum = _fraction("--min-reliability", args.min_reliability)
@@ -483,6 +540,8 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
         raise UserError("--max-drop needs --baseline OLD")
     if args.per_task and args.baseline is None:
         raise UserError("--per-task needs --baseline OLD")
+    if args.allow_unmatched and args.baseline is None:
+        raise UserError("--allow-unmatched needs --baseline OLD")
     reading, given = _reading(args)
     if given and args.baseline is None:
         raise UserError(f"{given[0]} needs --baseline OLD: it says how to read result files")
@@ -523,25 +582,26 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
             screen=not args.all_tasks,
             min_drop=min_task_drop,
         )
-    # A gate that found nothing to compare passes; said out loud, since a renamed model
-    # or suite would otherwise slip through every check against the baseline.
+    # A gate that compared nothing fails unless told otherwise: a renamed model or suite
+    # would otherwise turn every check against the baseline into a green light.
     missed = []
     if baseline is not None and max_drop is not None and verdict.matched == 0:
         missed.append("--max-drop compared nothing")
-    if gate is not None and not gate.shared_sets:
-        missed.append("no task was tested")
-    warnings = (
-        (
-            "no result set of the report is in the baseline (they are matched by suite and "
-            f"model), so {' and '.join(missed)}",
-        )
-        if missed
-        else ()
-    )
+    if gate is not None and not gate.keys:
+        missed.append("--per-task tested no task")
+    problems: tuple[str, ...] = ()
+    if missed:
+        assert baseline is not None
+        problems = (f"{' and '.join(missed)}: {unmatched_sets(report, baseline)}",)
+    errors, warnings = ((), problems) if args.allow_unmatched else (problems, ())
     for warning in warnings:
         print(f"reportgen: warning: {warning}", file=sys.stderr)
     result = CheckResult(
-        None if baseline is None else baseline["label"], verdict, gate, warnings=warnings
+        None if baseline is None else baseline["label"],
+        verdict,
+        gate,
+        warnings=warnings,
+        errors=errors,
     )
     if args.format == "json":
         out.write(json.dumps(check_json(result), indent=2, ensure_ascii=False) + "\n")
@@ -554,6 +614,8 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
         out.write(check_text(result))
     if result.failed:
         parts = []
+        if errors:
+            parts.append("nothing was compared with the baseline")
         if verdict.failures:
             parts.append(counted(len(verdict.failures), "result set failed", "result sets failed"))
         if result.regressed:
@@ -872,6 +934,12 @@ def _check_command(commands: Commands) -> None:
         "or result files",
     )
     parser.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
+    parser.add_argument(
+        "--allow-unmatched",
+        action="store_true",
+        help="pass, with a warning, when no result set (or, with --per-task, no task) is "
+        "shared with the baseline; by default that fails, since nothing was compared",
+    )
     _add_reading_options(parser, "a --baseline of result files")
     parser.add_argument(
         "--estimator",
@@ -1047,6 +1115,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except UserError as error:
         for line in error.problems:
             print(f"reportgen: error: {terminal_safe(line)}", file=sys.stderr)
+        if error.hint is not None:
+            print(f"reportgen: {terminal_safe(error.hint)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except OSError as error:
         # The system refused something (a busy port, an unreadable folder): not a bug,

@@ -51,6 +51,15 @@ class TaskCounts:
         return [None if code == EXCLUDED else code == PASS for code in self.codes]
 
 
+#: Where a result set's suite or model came from (ResultSet.named_by), when not from
+#: a field of the file (a reader names the field with Tally.named_from), the config or
+#: the command line. The folder's or file's name is a guess: the set page says so.
+NAMED_BY_FILE_CONTENT = "the file"
+NAMED_BY_FOLDER = "the folder's name"
+NAMED_BY_FILE_NAME = "the file's name"
+GUESSES = frozenset({NAMED_BY_FOLDER, NAMED_BY_FILE_NAME})
+
+
 @dataclass
 class ResultSet:
     """The tasks of one (suite, model) pair read from one or more files."""
@@ -61,6 +70,9 @@ class ResultSet:
     format: str
     sources: list[str]
     tasks: list[TaskCounts]
+    #: Where the suite and the model were taken from ("suite" and "model" -> NAMED_BY_*,
+    #: a field of the file, or the config), so that a page can say which are guesses.
+    named_by: dict[str, str] = field(default_factory=dict)
 
     @property
     def excluded_runs(self) -> int:

@@ -19,11 +19,13 @@ def one_line(text: str) -> str:
 class UserError(Exception):
     """Bad input or arguments. Each problem is one line naming where it is."""
 
-    def __init__(self, problems: str | Iterable[str]) -> None:
+    def __init__(self, problems: str | Iterable[str], hint: str | None = None) -> None:
         lines = [problems] if isinstance(problems, str) else list(problems)
         # One problem, one line: a file or zip member name holding a line break must not
         # split it.
         self.problems = [one_line(line) for line in lines]
+        #: What would get past them, said after the problems ("--skip-unreadable ...").
+        self.hint = hint
         super().__init__("\n".join(self.problems))
 
 
@@ -51,9 +53,9 @@ class Problems:
     def full(self) -> bool:
         return len(self.items) >= MAX_PROBLEMS
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, hint: str | None = None) -> None:
         if self.items:
             lines = list(self.items)
             if self.truncated:
                 lines.append(f"(stopped after {MAX_PROBLEMS} problems)")
-            raise UserError(lines)
+            raise UserError(lines, hint)

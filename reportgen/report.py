@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .counts import ResultSet, TaskCounts
+from .counts import GUESSES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
 from .history import Json, SiteHistory, site_history, task_test_level
 from .results import Results
 from .stats.bootstrap import (
@@ -71,6 +72,11 @@ class SetReport:
         """The headline reliability@k with its t interval."""
         unbiased = self.headline.estimator == "unbiased"
         return self.estimates.unbiased if unbiased else self.estimates.plugin
+
+    @property
+    def naming(self) -> str | None:
+        """Where the set's model and suite names were taken from, for its page."""
+        return naming_note(self.result_set)
 
     @property
     def lead_label(self) -> str:
@@ -172,6 +178,8 @@ class Report:
     comparisons: list[ComparisonReport]
     #: Earlier builds and this one, when the build was given a history.
     history: SiteHistory | None = None
+    #: (file, why) for each input file left out with --skip-unreadable.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- slugs
@@ -228,6 +236,46 @@ def unique_slugs(names: list[str], prefix: str, strict: bool = True) -> list[str
 # ---------------------------------------------------------------- building the model
 
 
+def naming_note(rs: ResultSet) -> str | None:
+    """Where the set's names come from, for its page: "Model from eval.model in the
+    files; suite from the folder's name, a guess: ...". None when the user named both
+    (in the config or on the command line), or nothing is known of either."""
+    given = ("the config", "the command line")
+    if all(rs.named_by.get(what) in given for what in ("model", "suite")):
+        return None
+    parts = []
+    for what, flag in (("model", "--model"), ("suite", "--suite")):
+        named_by = rs.named_by.get(what)
+        if not named_by:
+            continue
+        if named_by in GUESSES:
+            parts.append(
+                f"{what} from {named_by}, a guess: the files do not name it ({what}: in the "
+                f"config or {flag} names it)"
+            )
+        elif named_by in (*given, NAMED_BY_FILE_CONTENT):
+            parts.append(f"{what} from {named_by}")
+        else:
+            parts.append(f"{what} from {named_by} in the files")
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def naming_guesses(rs: ResultSet) -> Iterator[str]:
+    """A warning when the set's model is a guess from a folder's name (a harness's job
+    that names no agent or model): runs are grouped by it, so it must be said. A suite
+    named after its input is only shown on the page: it splits no agent's runs."""
+    named_by = rs.named_by.get("model")
+    if named_by in GUESSES:
+        yield (
+            f"the model {rs.model!r} is {named_by}, since the files name no agent or model: "
+            "each such folder is taken as one agent; name it with model: in the config or "
+            "--model to read several as one"
+        )
+
+
 def build_report(
     result_sets: list[ResultSet],
     title: str,
@@ -237,6 +285,7 @@ def build_report(
     history: tuple[list[Json], str] | None = None,
     results: Results | None = None,
     coverage_check: bool = True,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> Report:
     """Every number the pages show, for these result sets.
 
@@ -252,7 +301,7 @@ def build_report(
     sets = []
     for set_id, rs in zip(set_ids, result_sets, strict=True):
         tasks = rs.evaluated_tasks
-        warnings = [
+        warnings = [*naming_guesses(rs)] + [
             f"task {t.id!r} has no evaluated runs ({t.excluded} excluded); it is left out"
             for t in rs.tasks
             if t.runs == 0
@@ -324,6 +373,7 @@ def build_report(
         confidence=confidence,
         sets=sets,
         comparisons=compare_pairs(sets, k, confidence, results),
+        skipped=list(skipped or ()),
     )
     if history is not None:
         previous, label = history

@@ -37,7 +37,7 @@ from .build import Progress, build
 from .config import Config
 from .errors import Problems, UserError, os_reason
 from .readers.folder import walk
-from .terminal import terminal_safe
+from .terminal import terminal_safe, warnings_text
 from .website.theme import Theme
 from .website.write import MARKER, remove_tree
 
@@ -356,6 +356,8 @@ class PreviewServer:
         """A build refused its input: said in the terminal, and over the open pages."""
         for line in error.problems:
             print(f"reportgen: error: {terminal_safe(line)}", file=self.log)
+        if error.hint is not None:
+            print(f"reportgen: {terminal_safe(error.hint)}", file=self.log)
         self.problems = list(error.problems)
 
     def _handler(self, folder: Path) -> Callable[..., _QuietHandler]:
@@ -375,6 +377,8 @@ class PreviewServer:
         # What was reused says why a rebuild was quick (or not): "rendered index.html
         # from a record ...", "reused 7 computed results and 141 unchanged pages ...".
         reused = f"; {result.reused}" if result.reused else ""
+        # The warnings `build` prints, so that a preview hides none of them.
+        self.log.write(terminal_safe(warnings_text(result.warnings)))
         print(f"built {result.pages} pages in {result.seconds:.1f} s{reused}", file=self.log)
 
     def start(self) -> None:

@@ -353,7 +353,16 @@ def summary_json(report: Report) -> Json:
         body["coverage"] = None if s.coverage is None else coverage_json(s.coverage)
         body["warnings"] = warnings
         sets.append(body)
-    return {"k": report.k, "confidence": report.confidence, "result_sets": sets}
+    return {
+        "k": report.k,
+        "confidence": report.confidence,
+        "result_sets": sets,
+        "skipped_files": skipped_json(report),
+    }
+
+
+def skipped_json(report: Report) -> list[Json]:
+    return [{"file": path, "reason": why} for path, why in report.skipped]
 
 
 def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None = None) -> Json:
@@ -409,6 +418,7 @@ def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None
         "result_sets": sets,
         "comparisons": comparisons,
         "history": None if report.history is None else history_json(report.history),
+        "skipped_files": skipped_json(report),
     }
 
 

@@ -17,7 +17,7 @@ from statsmodels.stats.multitest import multipletests
 
 from reportgen.check import headline_estimator
 from reportgen.check_output import code, escape_data, escape_property
-from reportgen.cli import main
+from reportgen.cli import EXIT_CHECK_FAILED, main
 from reportgen.stats.estimate import estimate_suite
 from reportgen.stats.task_tests import natural_key
 from reportgen.views import reliability_json
@@ -287,23 +287,72 @@ def test_markdown_code_spans(text: str, span: str) -> None:
     assert code(text, in_table=True) == span.replace("|", "\\|")
 
 
-def test_a_check_that_compared_nothing_says_so_in_every_format(tmp_path: Path) -> None:
+def test_a_check_that_compared_nothing_fails_in_every_format(tmp_path: Path) -> None:
     now = write(tmp_path / "now.json", report_doc({"renamed": {"a": (5, 10), "b": (10, 10)}}))
     then = write(tmp_path / "then.json", report_doc({"agent": {"a": (10, 10), "b": (10, 10)}}))
-    said = "no result set of the report is in the baseline"
+    # What was looked for and what the baseline holds, so the fix is plain.
+    said = (
+        "--max-drop compared nothing and --per-task tested no task: no suite / model of the "
+        "report (desk / renamed) is in the baseline, which holds desk / agent"
+    )
     argv = ["check", str(now), "--baseline", str(then), "--per-task", "--max-drop", "0.1"]
     status, out = run([*argv, "--format", "json"])
-    assert status == 0
+    assert status == EXIT_CHECK_FAILED
     doc = json.loads(out)
-    assert doc["passed"] is True and said in doc["warnings"][0]
-    _, out = run([*argv, "--format", "markdown"])
-    assert out.startswith("### reportgen check: passed, with warnings")
-    assert f"**Warning:** {said}" in out and "No task was tested" in out
-    assert "No shared task's pass rate changed" not in out
-    _, out = run([*argv, "--format", "github"])
+    assert doc["passed"] is False and doc["errors"][0].startswith(said)
+    assert doc["warnings"] == []
+    status, out = run([*argv, "--format", "markdown"])
+    assert status == EXIT_CHECK_FAILED
+    assert out.startswith("### reportgen check: nothing was compared with the baseline\n")
+    assert "**Failed:** --max-drop compared nothing" in out and "No task was tested" in out
+    status, out = run([*argv, "--format", "github"])
+    assert status == EXIT_CHECK_FAILED
+    assert any(
+        line.startswith("::error title=reportgen check::" + said) for line in out.splitlines()
+    )
+    assert out.endswith("reportgen check: nothing was compared with the baseline\n")
+    status, out = run([*argv, "--format", "text"])
+    assert status == EXIT_CHECK_FAILED and f"FAIL  {said}" in out
+
+    # --allow-unmatched lets it pass, and says the same as a warning in every format.
+    allowed = [*argv, "--allow-unmatched"]
+    status, out = run([*allowed, "--format", "json"])
+    doc = json.loads(out)
+    assert status == 0 and doc["passed"] is True and doc["errors"] == []
+    assert doc["warnings"][0].startswith(said)
+    status, out = run([*allowed, "--format", "markdown"])
+    assert status == 0 and out.startswith("### reportgen check: passed, with warnings")
+    assert "**Warning:** --max-drop compared nothing" in out
+    status, out = run([*allowed, "--format", "github"])
+    assert status == 0
     assert any(
         line.startswith("::warning title=reportgen check::" + said) for line in out.splitlines()
     )
+    status, out = run([*allowed, "--format", "text"])
+    assert status == 0 and "FAIL" not in out
+
+
+def test_a_check_whose_sets_match_but_share_no_task_fails(tmp_path: Path) -> None:
+    now = write(tmp_path / "now.json", report_doc({"agent": {"new-a": (5, 10), "new-b": (9, 10)}}))
+    then = write(
+        tmp_path / "then.json", report_doc({"agent": {"old-a": (9, 10), "old-b": (5, 10)}})
+    )
+    argv = ["check", str(now), "--baseline", str(then), "--per-task", "--format", "json"]
+    status, out = run(argv)
+    assert status == EXIT_CHECK_FAILED
+    (error,) = json.loads(out)["errors"]
+    assert error == (
+        "--per-task tested no task: the result sets desk / agent are in both, but share no "
+        "task id with the baseline's"
+    )
+    # The suite gate alone did compare the set, so it does not fail for this.
+    assert run(["check", str(now), "--baseline", str(then), "--max-drop", "0.9"])[0] == 0
+    assert run([*argv, "--allow-unmatched"])[0] == 0
+
+
+def test_allow_unmatched_needs_a_baseline(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["check", str(site), "--min-reliability", "0.1", "--allow-unmatched"])[0] == 2
+    assert "--allow-unmatched needs --baseline OLD" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- exit codes
@@ -556,20 +605,24 @@ def test_the_example_sites_per_task_tests_match_scipy(example_site: Path) -> Non
     assert trend["level"] == pytest.approx(1 - doc["confidence"])
 
 
-def test_a_baseline_sharing_no_result_set_is_said_out_loud(
+def test_a_baseline_sharing_no_result_set_fails_unless_allowed(
     site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     other = write(tmp_path / "other.json", report_doc({"someone-else": BASELINE}))
     status, out = run(["check", str(site), "--baseline", str(other), "--per-task"])
-    assert status == 0 and "not in the baseline, not tested: agent" in out
-    assert "so no task was tested" in capsys.readouterr().err
+    assert status == EXIT_CHECK_FAILED and "not in the baseline, not tested: agent" in out
+    assert "FAIL  --per-task tested no task" in out
+    assert "nothing was compared with the baseline" in capsys.readouterr().err
     argv = ["check", str(site), "--baseline", str(other), "--per-task", "--max-drop", "0.1"]
-    assert run(argv)[0] == 0
-    assert "so --max-drop compared nothing and no task was tested" in capsys.readouterr().err
-    status, out = run(["check", str(site), "--baseline", str(other), "--max-drop", "0.1"])
-    assert status == 0 and "not in the baseline; nothing to compare" in out
-    assert "so --max-drop compared nothing" in capsys.readouterr().err
-    # Against a baseline that does hold the set, no such warning ...
+    assert run([*argv, "--allow-unmatched"])[0] == 0
+    err = capsys.readouterr().err
+    assert "warning: --max-drop compared nothing and --per-task tested no task" in err
+    argv = ["check", str(site), "--baseline", str(other), "--max-drop", "0.1"]
+    status, out = run(argv)
+    assert status == EXIT_CHECK_FAILED and "not in the baseline; nothing to compare" in out
+    assert run([*argv, "--allow-unmatched"])[0] == 0
+    assert "warning: --max-drop compared nothing:" in capsys.readouterr().err
+    # Against a baseline that does hold the set, no such failure ...
     assert run(["check", str(site), "--baseline", str(site), "--max-drop", "0.1"])[0] == 0
     assert "compared nothing" not in capsys.readouterr().err
     # ... even where its value is undefined there: that is said of the set itself.
@@ -690,7 +743,8 @@ def test_one_set_against_one_result_file_is_paired_whatever_their_names(
     assert run(["build", str(now), "-o", str(site)])[0] == 0
     status, out = run(["check", str(site), "--baseline", str(then), "--max-drop", "0.05"])
     assert status == 1, out
-    assert "its one result set, 'main-results', taken as the report's 'results'" in out
+    # "results.jsonl" names no suite, so the report's set is named after its folder.
+    assert f"its one result set, 'main-results', taken as the report's {tmp_path.name!r}" in out
     assert "dropped by" in out and "compared nothing" not in capsys.readouterr().err
 
 

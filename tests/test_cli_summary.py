@@ -74,7 +74,7 @@ def test_summary_json_matches_estimate_json(
     assert status == 0
     estimate = json.loads(text)
 
-    assert list(summary) == ["k", "confidence", "result_sets"]
+    assert list(summary) == ["k", "confidence", "result_sets", "skipped_files"]
     assert (summary["k"], summary["confidence"]) == (estimate["k"], estimate["confidence"])
     (rs,) = summary["result_sets"]
     assert list(rs) == [
@@ -597,7 +597,12 @@ def test_one_bad_file_among_good_ones_stops_everything(
         ["summary", str(good), str(bad), str(FIXTURES / "tau2" / "results.json")], capsys
     )
     assert (status, out) == (2, "")
-    assert err == f'reportgen: error: {bad}:1: "passed": 2 is not true, false, 1, 0 or null\n'
+    assert err == (
+        f'reportgen: error: {bad}:1: "passed": 2 is not true, false, 1, 0 or null\n'
+        # The way past it, since the other files could be read.
+        "reportgen: --skip-unreadable leaves out the files that cannot be read, lists them, "
+        "and goes on\n"
+    )
 
 
 # ---------------------------------------------------------------- build on bad input

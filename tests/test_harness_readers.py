@@ -131,10 +131,10 @@ def tb_expected(results: Path, errors_fail: bool = False) -> Counts:
     ids=["results.json", "run folder", "runs folder"],
 )
 def test_terminal_bench_counts(path: Path) -> None:
-    # run_metadata.json beside results.json names the model and the dataset.
+    # run_metadata.json beside results.json names the agent, its model and the dataset.
     sets = loaded_counts(path)
-    assert list(sets) == ["anthropic/claude-sonnet-4 · terminal-bench-core"]
-    assert sets["anthropic/claude-sonnet-4 · terminal-bench-core"] == tb_expected(
+    assert list(sets) == ["terminus (anthropic/claude-sonnet-4) · terminal-bench-core"]
+    assert sets["terminus (anthropic/claude-sonnet-4) · terminal-bench-core"] == tb_expected(
         TB_RUN / "results.json"
     )
 
@@ -154,14 +154,37 @@ def test_terminal_bench_errors_fail() -> None:
 
 
 def test_terminal_bench_runs_of_two_invocations_stay_apart(tmp_path: Path) -> None:
-    """Two `tb run` folders with one attempt each: attempt 1 of each is its own run."""
+    """Two `tb run` folders with one attempt each, of one agent and model: attempt 1 of
+    each is its own run of one result set."""
+    for run_id, resolved in (("2025-06-01__10-00-00", True), ("2025-06-02__10-00-00", False)):
+        trial = {"task_id": "t", "trial_name": f"t.1-of-1.{run_id}", "is_resolved": resolved}
+        (tmp_path / run_id).mkdir()
+        (tmp_path / run_id / "results.json").write_text(json.dumps({"results": [trial]}))
+        metadata = {"run_id": run_id, "agent_name": "terminus", "model_name": "m"}
+        (tmp_path / run_id / "run_metadata.json").write_text(json.dumps(metadata))
+    loaded = load_sources([Source(tmp_path)])
+    (rs,) = loaded.result_sets
+    (task,) = rs.tasks
+    assert rs.model == "terminus (m)"
+    assert task.outcomes == [True, False]  # in run-id (date) order
+
+
+def test_terminal_bench_runs_that_name_no_agent_are_not_pooled(tmp_path: Path) -> None:
+    """Without run_metadata.json nothing says the two runs are of one agent: each run
+    folder is taken as its own, and the page says the name is a guess."""
     for run_id, resolved in (("2025-06-01__10-00-00", True), ("2025-06-02__10-00-00", False)):
         trial = {"task_id": "t", "trial_name": f"t.1-of-1.{run_id}", "is_resolved": resolved}
         (tmp_path / run_id).mkdir()
         (tmp_path / run_id / "results.json").write_text(json.dumps({"results": [trial]}))
     loaded = load_sources([Source(tmp_path)])
-    (task,) = loaded.result_sets[0].tasks
-    assert task.outcomes == [True, False]  # in run-id (date) order
+    assert [(rs.model, rs.tasks[0].outcomes) for rs in loaded.result_sets] == [
+        ("2025-06-01__10-00-00", [True]),
+        ("2025-06-02__10-00-00", [False]),
+    ]
+    assert {rs.named_by["model"] for rs in loaded.result_sets} == {"the folder's name"}
+    # One name given for them joins them.
+    (rs,) = load_sources([Source(tmp_path, model="terminus")]).result_sets
+    assert rs.tasks[0].outcomes == [True, False]
 
 
 # ------------------------------------------------------------ Harbor
@@ -188,8 +211,8 @@ def harbor_expected(
 def test_harbor_job_counts(path: Path) -> None:
     sets = loaded_counts(path)
     # agent_info.model_info.name is the model; the trial's source, the suite.
-    assert list(sets) == ["claude-sonnet-4-5 · terminal-bench"]
-    assert sets["claude-sonnet-4-5 · terminal-bench"] == harbor_expected(HARBOR_JOB)
+    assert list(sets) == ["terminus-2 (claude-sonnet-4-5) · terminal-bench"]
+    assert sets["terminus-2 (claude-sonnet-4-5) · terminal-bench"] == harbor_expected(HARBOR_JOB)
 
 
 def test_harbor_threshold_and_errors_settings() -> None:
@@ -235,8 +258,9 @@ def promptfoo_expected(path: Path) -> Counts:
 
 def test_promptfoo_counts() -> None:
     sets = loaded_counts(PROMPTFOO)
-    assert list(sets) == ["openai:gpt-4o-mini · results"]  # provider.id when label is empty
-    counts = sets["openai:gpt-4o-mini · results"]
+    # provider.id when label is empty; "results.json" names no suite, so its folder does
+    assert list(sets) == ["openai:gpt-4o-mini · promptfoo"]
+    counts = sets["openai:gpt-4o-mini · promptfoo"]
     assert sorted(counts.values()) == sorted(promptfoo_expected(PROMPTFOO).values())
     # Readable ids: the description (or the vars) and a short hash.
     assert sorted(counts) == [

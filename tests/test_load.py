@@ -108,7 +108,10 @@ def test_jsonl_counts_passes_failures_and_excluded_runs(tmp_path: Path) -> None:
     assert (rs.excluded_runs, rs.runs) == (3, 5)
     assert rs.tasks[0].outcomes == [True, False, True, None]
     # Without suite/model keys the file name is the suite.
-    assert (rs.suite, rs.model, rs.format, rs.name) == ("runs", "", "jsonl", "runs")
+    # "runs.jsonl" says what the file is, not which suite: the folder names it.
+    named = tmp_path.name
+    assert (rs.suite, rs.model, rs.format, rs.name) == (named, "", "jsonl", named)
+    assert rs.named_by == {"suite": "the folder's name", "model": ""}
 
 
 def test_jsonl_accepts_task_id_and_reads_human_eval_results_as_is(tmp_path: Path) -> None:
@@ -1061,9 +1064,10 @@ def test_problems_from_several_files_are_reported_together(tmp_path: Path) -> No
     good = write(tmp_path, "good.jsonl", jsonl({"task": "a", "passed": True}))
     bad = write(tmp_path, "bad.jsonl", jsonl({"task": "a", "passed": "no"}))
     found = problems(Source(bad), Source(tmp_path / "missing.jsonl"), Source(good))
+    # Inputs that cannot be opened are found before any is read.
     assert found == [
-        f'{bad}:1: "passed": "no" is not true, false, 1, 0 or null',
         f"{tmp_path / 'missing.jsonl'}: no such file",
+        f'{bad}:1: "passed": "no" is not true, false, 1, 0 or null',
     ]
 
 
@@ -1077,12 +1081,13 @@ def test_files_sharing_suite_and_model_are_merged(tmp_path: Path) -> None:
     assert rs.sources == [str(first), str(second)]
 
 
-def test_a_task_split_over_two_files_is_an_error(tmp_path: Path) -> None:
+def test_a_task_split_over_two_files_read_differently_is_an_error(tmp_path: Path) -> None:
+    """Read with other settings, a copy of a file could not be told from more runs."""
     first = write(tmp_path, "one.jsonl", jsonl({"suite": "s", "task": "a", "passed": True}))
     second = write(tmp_path, "two.jsonl", jsonl({"suite": "s", "task": "a", "passed": False}))
-    message = problems(Source(first), Source(second))[0]
+    message = problems(Source(first), Source(second, errors="fail"))[0]
     assert message.startswith(f"{second}: task 'a'")
-    assert str(first) in message
+    assert str(first) in message and "read with other settings" in message
 
 
 @pytest.mark.parametrize("fixture", ["inspect/mini.json", "tau2/results.json"])
@@ -1135,17 +1140,20 @@ def test_one_file_read_twice_with_different_settings_makes_two_sets(tmp_path: Pa
     assert [rs.model for rs in loaded.result_sets] == ["x", "y"]
 
 
-def test_files_given_one_by_one_that_share_a_task_point_to_their_folder(tmp_path: Path) -> None:
+def test_files_given_one_by_one_are_read_as_their_folder_is(tmp_path: Path) -> None:
+    """One report per run, given one by one: a task's runs in two files are its runs."""
     one = write(tmp_path / "runs", "1.jsonl", jsonl({"task": "a", "passed": True, "suite": "s"}))
     two = write(tmp_path / "runs", "2.jsonl", jsonl({"task": "a", "passed": False, "suite": "s"}))
-    with pytest.raises(UserError) as caught:
-        load_sources([Source(path=one), Source(path=two)])
-    (problem,) = caught.value.problems
-    assert problem.startswith(f"{two}: task 'a' of 's' is also in {one}; ")
-    assert "give the folder holding them instead" in problem
-    # ... which reads them together.
-    (rs,) = load_sources([Source(path=tmp_path / "runs")]).result_sets
+    (rs,) = load_sources([Source(path=one), Source(path=two)]).result_sets
     assert [(t.id, t.successes, t.runs) for t in rs.tasks] == [("a", 1, 2)]
+    assert rs.sources == [str(one), str(two)]
+    (folder,) = load_sources([Source(path=tmp_path / "runs")]).result_sets
+    assert [(t.id, t.successes, t.runs) for t in folder.tasks] == [("a", 1, 2)]
+    # Runs that carry ids are checked for repeats across the files, as in a folder.
+    same = write(tmp_path / "ids", "1.jsonl", jsonl({"task": "a", "passed": True, "run": 1}))
+    again = write(tmp_path / "ids", "2.jsonl", jsonl({"task": "a", "passed": False, "run": 1}))
+    with pytest.raises(UserError, match="run 1 of task 'a' appears twice"):
+        load_sources([Source(path=same, suite="s"), Source(path=again, suite="s")])
 
 
 def test_a_file_inside_a_folder_also_given_is_refused_by_name(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..counts import ResultSet
@@ -45,8 +45,9 @@ __all__ = [
     "Source",
     "detect_format",
     "formats_text",
-    "load_source",
     "load_sources",
+    "prepare_input",
+    "read_inputs",
 ]
 
 READERS: tuple[Reader, ...] = (
@@ -132,37 +133,37 @@ def _broken_json(path: Path) -> str | None:
     return None
 
 
-def load_source(source: Source, problems: Problems) -> tuple[str | None, list[ResultSet]]:
-    """Read one file, or one folder of files of one format. Returns the format used
-    (None if unreadable) and its result sets."""
+def prepare_input(source: Source, problems: Problems) -> tuple[Source, str, list[Path]] | None:
+    """An input's format and the files to read from it (one, or a folder's), with the
+    settings its format has no use for dropped; None after a problem."""
     path = source.path
     if not path.exists():
         dangling = " (a symbolic link to nothing, or in a loop)" if path.is_symlink() else ""
         problems.add(f"{path}: no such file{dangling}")
-        return None, []
+        return None
     if not os.access(path, os.R_OK):
         problems.add(f"{path}: cannot be read (permission denied)")
-        return None, []
+        return None
     name = source.format
     if name is not None and name not in FORMATS:
         problems.add(
             f"{path}: unknown format {name!r}{did_you_mean(name, FORMATS)}; "
             f"known formats: {', '.join(FORMATS)}"
         )
-        return None, []
+        return None
     if path.is_dir():
         found = folder_files(path, name, READERS, detect_format, problems)
         if found.format is None:
-            return None, []
+            return None
         name, files = found.format, found.files
     else:
         special = not_regular(path)
         if special is not None:
             problems.add(f"{path}: {special}")
-            return None, []
+            return None
         if path.stat().st_size == 0:
             problems.add(f"{path}: the file is empty: no runs to count")
-            return None, []
+            return None
         if name is None:
             name = detect_format(path)
             if name is None:
@@ -171,7 +172,7 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
                     f"{path}: {_broken_json(path) or 'cannot tell the format'}; set format: "
                     f"(or --input-format) to one of {', '.join(FORMATS)}"
                 )
-                return None, []
+                return None
         files = [path]
     if source.columns and name not in _TABLES:
         # A mapping that silently did nothing would leave the user guessing.
@@ -179,14 +180,14 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
             f"{path}: a column mapping (columns: or --columns) applies to tables "
             f"({', '.join(_TABLES)}), not to {name} files"
         )
-        return None, []
+        return None
     if source.scorer is not None and not _BY_NAME[name].scorers:
         if not source.scorer_from_flag:
             problems.add(
                 f"{path}: scorer: picks one of several scores, which only "
                 f"{_SCORER_FORMATS} files hold; {name} files hold one result per run"
             )
-            return None, []
+            return None
         source = replace(source, scorer=None)
     if source.threshold is not None and not _BY_NAME[name].scores:
         if not source.threshold_from_flag:
@@ -194,30 +195,59 @@ def load_source(source: Source, problems: Problems) -> tuple[str | None, list[Re
                 f"{path}: threshold: applies to scores, which only {_SCORE_FORMATS} files "
                 f"hold; {name} files hold a pass or fail per run"
             )
-            return None, []
+            return None
         source = replace(source, threshold=None)
-    tally = Tally(source, problems)
-    before = len(problems.items)
+    return source, name, files
+
+
+def read_inputs(
+    inputs: list[tuple[Source, list[Path]]],
+    name: str,
+    problems: Problems,
+    skipped: list[tuple[str, str]],
+) -> list[ResultSet]:
+    """Read inputs of one format and the same settings into one tally, so that the runs
+    of one suite and model meet whichever file or folder holds them (one report per
+    run, given one by one), with every run id checked for repeats across them.
+
+    With skip_unreadable, a file with a problem is added to `skipped` (file, its first
+    problem) and none of its runs is counted.
+    """
+    tally = Tally(inputs[0][0], problems)
+    skip = inputs[0][0].skip_unreadable
+    before, skipped_before = len(problems.items), len(skipped)
     read = _BY_NAME[name].read
-    for file in files:
-        if problems.truncated:
-            break
-        if file != path and file.stat().st_size == 0:
-            problems.add(f"{file}: the file is empty: no runs to count")
-            continue
-        if file == path:
-            read(source, tally)
-            continue
-        # Each file of a folder is read as its own source, all into one tally, so
-        # the runs of a task spread over many files (one file per run) meet.
-        tally.start_file(file)
-        read(replace(source, path=file), tally)
+    for source, files in inputs:
+        tally.start_input(source.path)
+        for file in files:
+            if problems.truncated:
+                break
+            if file != source.path and file.stat().st_size == 0:
+                if skip:
+                    skipped.append((str(file), "the file is empty"))
+                else:
+                    problems.add(f"{file}: the file is empty: no runs to count")
+                continue
+            tally.start_file(file)
+            if not skip:
+                read(replace(source, path=file), tally)
+                continue
+            own = tally.problems = Problems()
+            tally.hold()
+            read(replace(source, path=file), tally)
+            tally.problems = problems
+            if own.items:
+                tally.drop()
+                skipped.append((str(file), own.items[0]))
+            else:
+                tally.keep()
     if len(problems.items) > before:
-        return name, []
-    sets = tally.result_sets(name, source.suite, source.model)
-    if not sets or not any(rs.tasks for rs in sets):
-        problems.add(f"{path}: no tasks found")
-    return name, sets
+        return []
+    paths = [str(source.path) for source, _ in inputs]
+    sets = tally.result_sets(name, paths)
+    if not any(rs.tasks for rs in sets) and len(skipped) == skipped_before:
+        problems.add(f"{', '.join(paths)}: no tasks found")
+    return sets
 
 
 @dataclass
@@ -225,12 +255,14 @@ class Loaded:
     result_sets: list[ResultSet]
     #: (path, format) for each file read, in order: the build reports what it detected.
     formats: list[tuple[str, str]]
+    #: (file, why) for each file left out with --skip-unreadable, in order.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _resolved(path: Path) -> Path:
     try:
         return path.resolve()
-    except (OSError, RuntimeError):  # a symlink loop: load_source says so
+    except (OSError, RuntimeError):  # a symlink loop: prepare_input says so
         return path
 
 
@@ -249,6 +281,12 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
     # settings, such as two scorers of one log, it makes two result sets.)
     given: dict[Source, Path] = {}
     folders = [(s.path, _resolved(s.path)) for s in sources if s.path.is_dir()]
+    groups: dict[tuple[Source, str], list[tuple[Source, list[Path]]]] = {}
+    skipped: list[tuple[str, str]] = []
+    #: A file or folder could not be read: --skip-unreadable would have gone on with
+    #: the others, if there are any (files_seen counts them).
+    unreadable = False
+    files_seen = 0
     for source in sources:
         same_input = replace(source, path=_resolved(source.path))
         holder = next(
@@ -268,9 +306,23 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
             problems.add(f"{source.path}: given twice{also}: its runs would count twice")
             continue
         given[same_input] = source.path
-        format_name, sets = load_source(source, problems)
-        if format_name is not None:
-            formats.append((str(source.path), format_name))
+        own = Problems() if source.skip_unreadable else problems
+        prepared = prepare_input(source, own)
+        if prepared is None:
+            if own is not problems:
+                skipped.append((str(source.path), own.items[0]))
+            unreadable = True
+            files_seen += 1
+            continue
+        source, format_name, files = prepared
+        files_seen += len(files)
+        formats.append((str(source.path), format_name))
+        # Inputs read the same way are read together (read_inputs).
+        groups.setdefault((replace(source, path=Path()), format_name), []).append((source, files))
+    for (_, format_name), inputs in groups.items():
+        before = len(problems.items)
+        sets = read_inputs(inputs, format_name, problems, skipped)
+        unreadable = unreadable or (not sets and len(problems.items) > before)
         for rs in sets:
             key = (rs.suite, rs.model)
             if key not in merged:
@@ -280,16 +332,21 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
     if flags_checked and not problems.items:
         for problem in flags_without_effect(sources, formats):
             problems.add(problem)
-    problems.raise_if_any()
+    hint = None
+    if unreadable and files_seen > 1 and not any(s.skip_unreadable for s in sources):
+        hint = "--skip-unreadable leaves out the files that cannot be read, lists them, and goes on"
+    problems.raise_if_any(hint)
     if not merged:
-        raise UserError("no result sets to report")
+        left_out = f" ({len(skipped)} file{'s' if len(skipped) != 1 else ''} skipped)"
+        left_out = left_out if skipped else ""
+        raise UserError(f"no result sets to report{left_out}")
     for rs in merged.values():
         if not rs.evaluated_tasks:
             raise UserError(
                 f"{', '.join(rs.sources)}: result set {rs.name!r} has no evaluated runs "
                 f"(all {rs.excluded_runs} runs were excluded)"
             )
-    return Loaded(result_sets=list(merged.values()), formats=formats)
+    return Loaded(result_sets=list(merged.values()), formats=formats, skipped=skipped)
 
 
 def flags_without_effect(
@@ -322,9 +379,10 @@ def _merge(into: ResultSet, extra: ResultSet, problems: Problems) -> None:
         if task.id in known:
             problems.add(
                 f"{extra.sources[0]}: task {task.id!r} of {into.name!r} is also in "
-                f"{into.sources[0]}; files given one by one must not share a task, so that "
-                "a file given twice is not counted twice: give the folder holding them "
-                "instead (its files are read together, with each run checked for repeats)"
+                f"{into.sources[0]}, which is read with other settings (format, scorer, "
+                "errors, columns or threshold); inputs read differently must not share a "
+                "task, so that a file given twice is not counted twice: read them the same "
+                "way (then their runs are read together, each checked for repeats)"
             )
             continue
         into.tasks.append(task)

@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
+from ..counts import (
+    EXCLUDED,
+    FAIL,
+    NAMED_BY_FILE_CONTENT,
+    NAMED_BY_FILE_NAME,
+    NAMED_BY_FOLDER,
+    PASS,
+    ResultSet,
+    TaskCounts,
+)
 from ..errors import Problems
 from ..limits import MAX_DOCUMENT_BYTES, TooLarge, load_yaml, read_limited
 
@@ -48,6 +57,11 @@ class Source:
     threshold: float | None = None
     #: The threshold came from --threshold, for every input: as scorer_from_flag.
     threshold_from_flag: bool = False
+    #: Where `suite` and `model` were given: in the config, or on the command line.
+    named_in: tuple[str, str] = ("the config", "the config")
+    #: A file that cannot be read is listed and left out (--skip-unreadable), instead
+    #: of stopping the build.
+    skip_unreadable: bool = False
 
     @property
     def error_outcome(self) -> bool | None:
@@ -68,6 +82,12 @@ def _append(values: array[int] | list[Any], value: Any) -> array[int] | list[Any
     values.append(value)
     return values
 
+
+#: File names that say what a file is, not which suite it holds: a file given alone
+#: with one of these is named after its folder ("results.json" is no suite's name).
+GENERIC_STEMS = frozenset(
+    {"results", "result", "report", "output", "outputs", "eval", "evals", "log", "logs", "runs"}
+)
 
 #: Line numbers of a folder's files are (file index << _FILE_SHIFT) + line.
 _FILE_SHIFT = 40
@@ -103,6 +123,8 @@ class Tally:
         self.source = source
         self.problems = problems
         self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
+        #: Each group's (suite, model) origins: NAMED_BY_* or a reader's own words.
+        self.named_by: dict[tuple[str, str], dict[str, str]] = {}
         self._last_key: tuple[str | None, str | None] | None = None
         self._last_tasks: dict[str, _TaskTally] = {}
         self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
@@ -110,18 +132,63 @@ class Tally:
         #: each line number also says which file it is in (see start_file).
         self.line_base = 0
         self._files: list[Path] = []
-        # A folder's whole name ("runs.v2"), a file's name without its suffix. A folder
-        # given as "." or ".." is named as the folder it is (symbolic links kept).
-        path = source.path
-        folder = Path(os.path.abspath(path)).name or str(path)
-        self._default_suite = folder if path.is_dir() else path.stem
+        self._read_from: dict[str, str] = {}
+        self._default_suite = ("", "")
+        self.start_input(source.path)
+        #: While a file may yet be skipped (hold), what it adds waits here.
+        self._held: list[tuple[Callable[..., None], tuple[Any, ...], dict[str, Any]]] | None
+        self._held = None
+
+    def hold(self) -> None:
+        """Keep what the next file adds apart until `keep` (or `drop`, when the file turns
+        out unreadable and is skipped): no run of a skipped file is counted."""
+        self._held = []
+
+    def keep(self) -> None:
+        held, self._held = self._held or [], None
+        for method, args, kwargs in held:
+            method(*args, **kwargs)
+
+    def drop(self) -> None:
+        self._held = None
+
+    def start_input(self, path: Path) -> None:
+        """The next input given (a file or a folder): the suite it falls back to is its own."""
+        # A folder's whole name ("runs.v2"), a file's name without its suffix unless that
+        # only says what the file is. A folder given as "." or ".." is named as the folder
+        # it is (symbolic links kept).
+        self._last_key = None  # the same names may fall back to another suite now
+        folder = Path(os.path.abspath(path if path.is_dir() else path.parent))
+        named = folder.name or str(path)
+        if path.is_dir() or (path.stem.lower() in GENERIC_STEMS and not unprintable(named)):
+            self._default_suite = (named, NAMED_BY_FOLDER)
+        else:
+            self._default_suite = (path.stem, NAMED_BY_FILE_NAME)
 
     def start_file(self, path: Path) -> None:
-        """A folder input moves on to its next file: line numbers from here on are that file's."""
+        """The input moves on to its next file (of a folder, or of files given one by one):
+        line numbers from here on are that file's."""
         self._files.append(path)
         self.line_base = (len(self._files) - 1) << _FILE_SHIFT
         files = self._files
         self.locate = lambda n: f"{files[n >> _FILE_SHIFT]}:{n & _LINE_MASK}"
+        self._read_from = {}
+
+    def named_from(self, suite: str | None = None, model: str | None = None) -> None:
+        """Where the reader found the suite and model it passes for this file, for the
+        set page: a field ("info.agent_info.llm") or a convention ("the file's name,
+        <model>.<run_id>.json")."""
+        self._read_from = {
+            what: text for what, text in (("suite", suite), ("model", model)) if text is not None
+        }
+
+    def suite_from_name(self) -> None:
+        """The reader read this file's name for other things (its model and run): the
+        suite falls back to the folder's name rather than to the rest of it."""
+        if self._default_suite[1] == NAMED_BY_FILE_NAME and self._files:
+            folder = Path(os.path.abspath(self._files[-1].parent))
+            self._default_suite = (folder.name, NAMED_BY_FOLDER)
+            self._last_key = None
 
     def where(self, position: int | str) -> str:
         return position if isinstance(position, str) else self.locate(position)
@@ -129,14 +196,25 @@ class Tally:
     def _tasks(
         self, suite: str | None, model: str | None, position: int | str
     ) -> dict[str, _TaskTally]:
-        # The config's suite and model win over the file's; the file name is the last resort.
-        key = (
-            self.source.suite or suite or self._default_suite,
-            self.source.model or model or "",
-        )
+        # The config's (or the command line's) suite and model win over the file's; the
+        # file's or folder's name is the last resort.
+        suite_in, model_in = self.source.named_in
+        read_from = self._read_from
+        if self.source.suite:
+            suite, suite_by = self.source.suite, suite_in
+        elif suite:
+            suite_by = read_from.get("suite", NAMED_BY_FILE_CONTENT)
+        else:
+            suite, suite_by = self._default_suite
+        if self.source.model:
+            model, model_by = self.source.model, model_in
+        else:
+            model_by = read_from.get("model", NAMED_BY_FILE_CONTENT) if model else ""
+        key = (suite, model or "")
         tasks = self.groups.get(key)
         if tasks is None:
             tasks = self.groups[key] = {}
+            self.named_by[key] = {"suite": suite_by, "model": model_by}
             for what, name in zip(("suite", "model"), key, strict=True):
                 self._check_text(position, what, name)
         return tasks
@@ -158,6 +236,11 @@ class Tally:
         category: str | None = None,
         url: str | None = None,
     ) -> None:
+        if self._held is not None:
+            self._held.append(
+                (self.add_run, (position, task, passed, suite, model, run, category, url), {})
+            )
+            return
         # Runs of one (suite, model) usually come in a row: reuse the last group.
         if self._last_key == (suite, model):
             tasks = self._last_tasks
@@ -202,6 +285,10 @@ class Tally:
         excluded: int = 0,
     ) -> None:
         """A task given as counts only (the YAML suite file): no runs, no run order."""
+        if self._held is not None:
+            kwargs = {"suite": suite, "model": model, "category": category, "excluded": excluded}
+            self._held.append((self.add_counts, (where, task, successes, runs), kwargs))
+            return
         tasks = self._tasks(suite, model, where)
         if task in tasks:
             # Two files of a folder (or two entries) stating one task's counts.
@@ -229,6 +316,10 @@ class Tally:
         """A task whose runs were counted and put in run order elsewhere (a table
         grouped in DuckDB): its (successes, evaluated runs, excluded runs) and its
         run codes, one byte per run, so the task page can still draw the runs."""
+        if self._held is not None:
+            kwargs = {"suite": suite, "model": model, "category": category, "urls": urls}
+            self._held.append((self.add_task, (where, task, counts, codes), kwargs))
+            return
         self.add_counts(
             where,
             task,
@@ -243,13 +334,11 @@ class Tally:
         tally.ordered = True
         tally.urls = urls or {}
 
-    def result_sets(
-        self, format_name: str, suite: str | None, model: str | None
-    ) -> list[ResultSet]:
+    def result_sets(self, format_name: str, sources: list[str]) -> list[ResultSet]:
+        """One result set per (suite, model) read, each naming `sources`, the inputs given."""
         sets = []
-        for (suite_name, model_name), tasks in self.groups.items():
-            suite_name = suite or suite_name
-            model_name = model or model_name
+        for key, tasks in self.groups.items():
+            suite_name, model_name = key
             counted = [self._counts(task_id, tally) for task_id, tally in tasks.items()]
             sets.append(
                 ResultSet(
@@ -257,8 +346,9 @@ class Tally:
                     model=model_name,
                     name=self.source.name or _default_name(suite_name, model_name),
                     format=format_name,
-                    sources=[str(self.source.path)],
+                    sources=list(sources),
                     tasks=counted,
+                    named_by=dict(self.named_by[key]),
                 )
             )
         return sets
@@ -307,6 +397,17 @@ class Tally:
             codes=codes,
             urls=dict(urls),
         )
+
+
+def agent_with_model(agent: Any, model: Any) -> str | None:
+    """One name for what was evaluated: "terminus-2 (claude-sonnet-4-5)", so that two
+    agents run with one model are never one result set; either alone when the other
+    is missing (or they are the same), None when both are."""
+    named = [v if isinstance(v, str) and v.strip() else None for v in (agent, model)]
+    who, what = named
+    if who and what and who != what:
+        return f"{who} ({what})"
+    return who or what
 
 
 def _sort_key(run: Any) -> tuple[int, Any]:

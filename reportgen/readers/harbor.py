@@ -5,7 +5,9 @@ Harbor writes one TrialResult per trial (src/harbor/models/trial/result.py):
 src/harbor/models/verifier/result.py: `rewards`, a map such as
 {"reward": 1.0}), `exception_info` (set when the trial raised: an agent
 timeout, a container that would not start, a missing reward file) and
-`agent_info.model_info.name`. The job folder also holds the job's own
+`agent_info` (the agent's `name` and `model_info.name`, which name the result
+set: "terminus-2 (claude-sonnet-4-5)"; a job folder with neither is named after
+itself, so separate jobs are never pooled). The job folder also holds the job's own
 result.json (counts over all trials, no task_name), which is skipped.
 
 A trial passes when its reward reaches the threshold (1 unless `threshold:`
@@ -22,7 +24,15 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, load_json_document
+from ..counts import NAMED_BY_FOLDER
+from .base import (
+    Reader,
+    Source,
+    Tally,
+    agent_with_model,
+    describe,
+    load_json_document,
+)
 
 #: The reward a trial needs to pass unless `threshold:` is given.
 DEFAULT_THRESHOLD = 1.0
@@ -58,6 +68,12 @@ def read_harbor(source: Source, tally: Tally) -> None:
     run = f"{started if isinstance(started, str) else ''} {trial}"
     model, suite = _model(doc), doc.get("source")
     suite = suite if isinstance(suite, str) and suite.strip() else None
+    tally.named_from(suite="source", model="agent_info")
+    if model is None and len(path.parents) > 1:
+        # No agent or model named: each job folder (<job>/<trial>/result.json) is taken
+        # as one agent, so that a folder of several jobs never pools them (said on the page).
+        model = path.parents[1].name
+        tally.named_from(suite="source", model=NAMED_BY_FOLDER)
     where = str(path)
     exception = doc.get("exception_info")
     if exception is not None:
@@ -120,16 +136,20 @@ def _reward(path: Path, verifier: Any, scorer: str | None, tally: Tally) -> floa
 
 
 def _model(doc: dict[str, Any]) -> str | None:
-    """The model's name from agent_info.model_info, else the trial config's agent."""
+    """The agent and its model ("terminus-2 (claude-sonnet-4-5)") from agent_info, else
+    from the trial config's agent: two agents run with one model are two result sets."""
     info = doc.get("agent_info")
-    model_info = info.get("model_info") if isinstance(info, dict) else None
-    name = model_info.get("name") if isinstance(model_info, dict) else None
-    if isinstance(name, str) and name.strip():
-        return name
+    if isinstance(info, dict):
+        model_info = info.get("model_info")
+        model = model_info.get("name") if isinstance(model_info, dict) else None
+        named = agent_with_model(info.get("name"), model)
+        if named is not None:
+            return named
     config = doc.get("config")
     agent = config.get("agent") if isinstance(config, dict) else None
-    name = agent.get("model_name") if isinstance(agent, dict) else None
-    return name if isinstance(name, str) and name.strip() else None
+    if not isinstance(agent, dict):
+        return None
+    return agent_with_model(agent.get("name"), agent.get("model_name"))
 
 
 def _is_job_summary(doc: dict[str, Any]) -> bool:

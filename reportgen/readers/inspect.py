@@ -144,7 +144,7 @@ def read_inspect(source: Source, tally: Tally) -> None:
     if not isinstance(samples, list) or not samples:
         problems.add(f"{path}: samples: the log holds no samples (was it written with them?)")
         return
-    suite, model = _suite_and_model(doc)
+    suite, model = _suite_and_model(doc, tally)
     for i, sample in enumerate(samples):
         _add_sample(f"{path}: samples[{i}]", sample, scorer, suite, model, tally, source)
 
@@ -167,7 +167,7 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
             scorer = _choose_scorer(path, header, source.scorer, problems)
             if scorer is None:
                 return
-            suite, model = _suite_and_model(header)
+            suite, model = _suite_and_model(header, tally)
             names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
             if not names:
                 problems.add(f"{path}: no samples/ members: the log holds no runs")
@@ -216,7 +216,19 @@ def _choose_scorer(
 ) -> str | None:
     names = _scorer_names(header)
     if not names:
-        problems.add(f"{path}: results.scores: the log has no scorers (did the eval finish?)")
+        status = header.get("status")
+        if status == "success":
+            # Run with --no-score (or scored later elsewhere): finished, never graded.
+            problems.add(
+                f"{path}: results.scores: the eval finished (status success) but was never "
+                "scored, so no run passed or failed; score it with `inspect score "
+                f"{path.name}` and read the log that writes"
+            )
+        else:
+            said = f"status {status}" if isinstance(status, str) else "no status"
+            problems.add(
+                f"{path}: results.scores: the log has no scorers ({said}: the eval did not finish)"
+            )
         return None
     if wanted is not None:
         if wanted not in names:
@@ -232,7 +244,9 @@ def _choose_scorer(
     return names[0]
 
 
-def _suite_and_model(header: dict[str, Any]) -> tuple[str | None, str | None]:
+def _suite_and_model(header: dict[str, Any], tally: Tally) -> tuple[str | None, str | None]:
+    """The task and the model from the log's eval header."""
+    tally.named_from(suite="eval.task", model="eval.model")
     info = header.get("eval")
     if not isinstance(info, dict):
         return None, None

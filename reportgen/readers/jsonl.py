@@ -61,6 +61,7 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     line in Python); a small one, or one DuckDB refuses, goes through the Python
     reader below, which gives the same counts.
     """
+    tally.named_from(suite="the suite field", model="the model field")
     first = _first_record(source.path)
     if _is_history_entry(first):
         # Every line would be refused for want of a task: say once what the file is.

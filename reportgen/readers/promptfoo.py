@@ -61,6 +61,11 @@ def read_promptfoo(source: Source, tally: Tally) -> None:
             rows.append(row)
     if len(problems.items) > before:
         return
+    # The eval's own description names the suite (optional); the provider, the model.
+    config = doc.get("config") if isinstance(doc, dict) else None
+    suite = config.get("description") if isinstance(config, dict) else None
+    suite = suite if isinstance(suite, str) and suite.strip() else None
+    tally.named_from(suite="config.description", model="provider.id (and the prompt)")
     prompts_per_provider: dict[str, set[str]] = {}
     for row in rows:
         prompts_per_provider.setdefault(row["provider"], set()).add(row["prompt"])
@@ -69,7 +74,7 @@ def read_promptfoo(source: Source, tally: Tally) -> None:
         if len(prompts_per_provider[model]) > 1:
             model = f"{model} · {row['prompt']}"
         passed = source.error_outcome if row["error"] else row["success"]
-        tally.add_run(row["where"], row["task"], passed, model=model, run=row["run"])
+        tally.add_run(row["where"], row["task"], passed, suite=suite, model=model, run=row["run"])
 
 
 def _results(doc: Any) -> tuple[list[Any] | None, str]:

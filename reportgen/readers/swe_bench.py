@@ -16,8 +16,10 @@ report per evaluation run with the instance ids sorted into lists:
   excluded, as it was never evaluated.
 
 The file name gives the model (the part before the last dot, with SWE-bench's
-`__` for `/` turned back) and the run id (the part after it); a folder of such
-reports is the usual input, one report per repeated run.
+`__` for `/` turned back) and the run id (the part after it); a report names no
+dataset, so the suite is the folder's name unless set. A folder of such reports
+is the usual input, one report per repeated run; reports given one by one are
+read together the same way.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ def read_swe_bench(source: Source, tally: Tally) -> None:
     if len(problems.items) > before:
         return
     model, run = model_and_run(path)
+    # The report names neither its model nor its dataset: the model is in the file's
+    # name by SWE-bench's convention, and the suite falls back to the folder's name.
+    tally.named_from(model="the file's name, <model>.<run_id>.json")
+    tally.suite_from_name()
     for i, task in enumerate(submitted):
         in_lists = lists.get(task, [])
         passed: bool | None

@@ -181,13 +181,10 @@ def _text(cols: _Columns, field: str, *, integers: bool = False) -> str:
 
 def _group_keys(source: Source, suite: str, model: str) -> str:
     """SQL for the (suite, model) a row belongs to, as the Tally keys it: the config's
-    names first, then the row's, then the file's name and no model. Grouped on these,
-    runs that the Tally would merge are merged here too."""
-    suite = (
-        _literal(source.suite)
-        if source.suite
-        else f"coalesce({suite}, {_literal(source.path.stem)})"
-    )
+    names first, then the row's; a row without a suite is given the one the Tally falls
+    back to (NULL here), and no model. Grouped on these, runs that the Tally would
+    merge are merged here too."""
+    suite = _literal(source.suite) if source.suite else suite
     model = _literal(source.model) if source.model else f"coalesce({model}, '')"
     return f"{suite} AS suite, {model} AS model"
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, load_json_document, task_id_of
+from .base import (
+    Reader,
+    Source,
+    Tally,
+    agent_with_model,
+    describe,
+    load_json_document,
+    task_id_of,
+)
 
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
 REWARD_TOLERANCE = 1e-6
@@ -61,6 +69,9 @@ def read_tau_bench(source: Source, tally: Tally) -> None:
         tally.add_run(where, task, passed, run=trial)
 
 
+#: τ²-bench's own agent (agent_info.implementation), left out of the model's name.
+TAU2_DEFAULT_AGENT = "llm_agent"
+
 #: τ²-bench's termination reason for a simulation that failed for reasons
 #: outside the agent (it is left out of n and counted as excluded).
 TAU2_INFRASTRUCTURE_ERROR = "infrastructure_error"
@@ -86,6 +97,7 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
         return
     model = _tau2_model(doc)
     suite = _tau2_domain(doc)
+    tally.named_from(suite="info.environment_info.domain_name", model="info.agent_info")
     for i, sim in enumerate(sims):
         where = f"{path}: {key}[{i}]"
         if problems.truncated:  # not `full`: see read_jsonl
@@ -118,10 +130,16 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
 
 
 def _tau2_model(doc: dict[str, Any]) -> str | None:
+    """The agent's model (agent_info.llm), with its implementation when that is not
+    τ²-bench's default agent: two agents run with one model are two result sets."""
     info = doc.get("info")
     agent = info.get("agent_info") if isinstance(info, dict) else None
-    llm = agent.get("llm") if isinstance(agent, dict) else None
-    return llm if isinstance(llm, str) and llm.strip() else None
+    if not isinstance(agent, dict):
+        return None
+    implementation = agent.get("implementation")
+    if implementation == TAU2_DEFAULT_AGENT:
+        implementation = None
+    return agent_with_model(implementation, agent.get("llm"))
 
 
 def _tau2_domain(doc: dict[str, Any]) -> str | None:

@@ -18,7 +18,10 @@ How a trial counts:
   (Terminal-Bench's own accuracy counts every ungraded trial as a failure).
 
 The run's run_metadata.json, when it lies beside the run's results.json, gives
-the model (`model_name`) and the suite (`dataset_name`).
+the suite (`dataset_name`) and what was evaluated (`agent_name` with
+`model_name`: "terminus (anthropic/claude-sonnet-4)"). Where it names no model,
+or is missing, a folder's name stands in (see _run_metadata), so that a folder
+of several submissions is never pooled on a guess; the set page says so.
 
 The run of a trial is `<run_id>/<N>` from its trial name, so several `tb run`
 folders with one attempt each count as separate runs, in run-id (date) order.
@@ -26,11 +29,21 @@ folders with one attempt each count as separate runs, in run-id (date) order.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, load_json_document, task_id_of
+from ..counts import NAMED_BY_FOLDER
+from .base import (
+    Reader,
+    Source,
+    Tally,
+    agent_with_model,
+    describe,
+    load_json_document,
+    task_id_of,
+)
 
 #: Failure modes in which the model, not the harness, kept the trial from being
 #: graded: the trial is a failure of the model.
@@ -91,20 +104,34 @@ def read_terminal_bench(source: Source, tally: Tally) -> None:
 
 
 def _run_metadata(run: Path, tally: Tally) -> tuple[str | None, str | None]:
-    """(dataset, model) from the run's run_metadata.json, when it is there."""
+    """(dataset, what was evaluated) from the run's run_metadata.json.
+
+    What was evaluated is its agent_name with its model_name. Many agents leave
+    model_name null (the leaderboard's Factory Droid, its orchestrator run with two
+    models): then the folder that holds the run stands for the model, so that two
+    such submissions are never pooled, while the runs of one submission
+    (`<submission>/<run_id>/`, each folder named after its run) stay together.
+    Without the file the run's folder stands for both agent and model.
+    """
     path = run / "run_metadata.json"
-    if not path.is_file():
-        return None, None
-    doc = load_json_document(path, tally.problems)
+    doc = load_json_document(path, tally.problems) if path.is_file() else None
     if not isinstance(doc, dict):
-        if doc is not None:
+        if path.is_file() and doc is not None:
             tally.problems.add(f"{path}: expected the run's metadata object")
-        return None, None
-    found = []
-    for key in ("dataset_name", "model_name"):
-        value = doc.get(key)
-        found.append(value if isinstance(value, str) and value.strip() else None)
-    return found[0], found[1]
+        tally.named_from(model=NAMED_BY_FOLDER)
+        return None, run.name
+    dataset = doc.get("dataset_name")
+    dataset = dataset if isinstance(dataset, str) and dataset.strip() else None
+    agent, model = doc.get("agent_name"), doc.get("model_name")
+    if isinstance(model, str) and model.strip():
+        tally.named_from(
+            suite="run_metadata.json: dataset_name",
+            model="run_metadata.json: agent_name, model_name",
+        )
+        return dataset, agent_with_model(agent, model)
+    holder = run.parent if run.name == doc.get("run_id") and run.parent.name else run
+    tally.named_from(suite="run_metadata.json: dataset_name", model=NAMED_BY_FOLDER)
+    return dataset, agent_with_model(agent, Path(os.path.abspath(holder)).name)
 
 
 def _add_trial(

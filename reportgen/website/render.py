@@ -446,6 +446,8 @@ class Renderer:
             self.nav,
             [(s.id, s.result_set.name, s.page) for s in report.sets],
             [(c.id, c.page) for c in report.comparisons],
+            # The overview and report.json list them; rare enough to redo every page.
+            report.skipped,
             # The history as every page may show it: this build's label and the
             # earlier builds. This build's entry holds every set's numbers, so it
             # counts as those sets' data (set_keys), not the whole site's.
@@ -890,7 +892,9 @@ def run_strip(task: TaskCounts) -> Markup:
 def result_set_digest(rs: ResultSet) -> str:
     """A hash of everything read for one result set: what its pages are made of."""
     digest = hashlib.blake2b(
-        repr((rs.suite, rs.model, rs.name, rs.format, rs.sources)).encode("utf-8"),
+        repr(
+            (rs.suite, rs.model, rs.name, rs.format, rs.sources, sorted(rs.named_by.items()))
+        ).encode("utf-8"),
         digest_size=16,
     )
     for task in rs.tasks:

@@ -1,0 +1,491 @@
+"""Which runs are one result set: identity read from the harnesses' own files.
+
+Fixtures: tests/fixtures/real/, small cuts of result files that others published
+(each folder's README names the repository, path and commit). Expected counts
+are computed again here from the files with plain json and zipfile, by the rules
+each reader's docstring states; the set names are the harness's own metadata.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reportgen.cli import main
+from reportgen.counts import NAMED_BY_FOLDER
+from reportgen.errors import UserError
+from reportgen.readers import Source, load_sources
+from reportgen.readers.terminal_bench import MODEL_FAILURE_MODES
+from reportgen.report import naming_guesses
+
+from .conftest import FIXTURES, examples
+
+REAL = FIXTURES / "real"
+TB = REAL / "terminal-bench" / "terminal-bench-core@0.1.1"
+SWE = REAL / "swe-bench"
+TAU2 = REAL / "tau2"
+INSPECT = REAL / "inspect"
+HARBOR = REAL / "harbor" / "jobs"
+PROMPTFOO = REAL / "promptfoo"
+
+#: (successes, evaluated runs, excluded runs) per task.
+Counts = dict[str, tuple[int, int, int]]
+
+
+def tally(outcomes: dict[str, list[bool | None]]) -> Counts:
+    """Counts from outcome lists: True passed, False failed, None excluded."""
+    return {
+        task: (sum(o is True for o in runs), sum(o is not None for o in runs), runs.count(None))
+        for task, runs in outcomes.items()
+    }
+
+
+def read(*paths: Path, **options: Any) -> dict[str, Counts]:
+    """{result set name: counts} as reportgen reads the paths, given one by one."""
+    loaded = load_sources([Source(path, **options) for path in paths])
+    return {
+        rs.name: {t.id: (t.successes, t.runs, t.excluded) for t in rs.tasks}
+        for rs in loaded.result_sets
+    }
+
+
+def summary_counts(rs: dict[str, Any]) -> Counts:
+    """Counts of one set of `summary --format json`, which lists the evaluated tasks."""
+    return {t["id"]: (t["successes"], t["runs"], t["excluded_runs"]) for t in rs["tasks"]}
+
+
+def evaluated(counts: Counts) -> Counts:
+    return {task: c for task, c in counts.items() if c[1] > 0}
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    out = io.StringIO()
+    status = main(argv, out=out)
+    return status, out.getvalue(), capsys.readouterr().err
+
+
+# ------------------------------------------------------------ Terminal-Bench 1
+
+
+def tb_counts(run_files: list[Path]) -> Counts:
+    """Counts of the trials in these runs' results.json files (terminal_bench/harness/
+    models.py; a trial never graded is excluded unless the model ran out of room)."""
+    outcomes: dict[str, list[bool | None]] = defaultdict(list)
+    for path in run_files:
+        for trial in json.loads(path.read_text())["results"]:
+            resolved = trial["is_resolved"]
+            if resolved is None and trial["failure_mode"] in MODEL_FAILURE_MODES:
+                resolved = False
+            outcomes[trial["task_id"]].append(resolved)
+    return tally(outcomes)
+
+
+def tb_runs(submission: str, model: str | None = "any") -> list[Path]:
+    """The run-level results.json files of a leaderboard submission (of one model_name)."""
+    found = []
+    for metadata in sorted((TB / submission).rglob("run_metadata.json")):
+        if model == "any" or json.loads(metadata.read_text())["model_name"] == model:
+            found.append(metadata.parent / "results.json")
+    return found
+
+
+def test_a_leaderboard_folder_gives_one_set_per_agent_and_model() -> None:
+    """The Terminal-Bench 1 leaderboard: one orchestrator agent run with two models whose
+    run_metadata.json names no model_name (pooled before: 10 runs a task), an agent with
+    five one-attempt runs, and an agent whose runs name the model in two ways."""
+    sets = read(TB)
+    claude = "20250902_orchestrator_claude-4-sonnet"
+    qwen = "20250902_orchestrator_qwen-3-coder-480B"
+    droid = "20250924_droid_gpt-5"
+    mini = "20250825_swe-agent-mini_claude-4-sonnet"
+    expected = {
+        f"LeadArchitectAgent ({claude}) · terminal-bench-core": tb_counts(tb_runs(claude)),
+        f"LeadArchitectAgent ({qwen}) · terminal-bench-core": tb_counts(tb_runs(qwen)),
+        f"Factory Droid ({droid}) · terminal-bench-core": tb_counts(tb_runs(droid)),
+        # Two spellings of one model are two identities as the harness wrote them: kept
+        # apart (and said), not pooled on a guess.
+        "mini-swe-agent (anthropic/claude-sonnet-4-20250514) · terminal-bench-core": tb_counts(
+            tb_runs(mini, "anthropic/claude-sonnet-4-20250514")
+        ),
+        "mini-swe-agent (anthropic/claude-sonnet-4-0) · terminal-bench-core": tb_counts(
+            tb_runs(mini, "anthropic/claude-sonnet-4-0")
+        ),
+    }
+    assert sets == expected
+    # Each orchestrator run has n_attempts = 5; the droid, five runs of one attempt.
+    for name in (f"LeadArchitectAgent ({claude}) · terminal-bench-core",):
+        assert {runs + excluded for _, runs, excluded in sets[name].values()} == {5}
+    droid_set = sets[f"Factory Droid ({droid}) · terminal-bench-core"]
+    assert {runs + excluded for _, runs, excluded in droid_set.values()} == {5}
+
+
+def test_a_model_named_by_a_folder_is_said_to_be_a_guess() -> None:
+    loaded = load_sources([Source(TB / "20250924_droid_gpt-5")])
+    (rs,) = loaded.result_sets
+    assert rs.named_by == {"suite": "run_metadata.json: dataset_name", "model": NAMED_BY_FOLDER}
+    (warning,) = naming_guesses(rs)
+    assert "'Factory Droid (20250924_droid_gpt-5)' is the folder's name" in warning
+    assert "--model" in warning
+    named = load_sources([Source(TB / "20250825_swe-agent-mini_claude-4-sonnet")])
+    for rs in named.result_sets:
+        assert rs.named_by["model"] == "run_metadata.json: agent_name, model_name"
+        assert list(naming_guesses(rs)) == []
+
+
+def test_one_submission_s_runs_given_one_by_one_are_one_set() -> None:
+    submission = TB / "20250924_droid_gpt-5"
+    runs = sorted(p for p in submission.iterdir() if p.is_dir())
+    assert len(runs) == 5
+    assert read(*runs) == read(submission)
+    (counts,) = read(*runs).values()
+    assert counts == tb_counts(tb_runs("20250924_droid_gpt-5"))
+
+
+def test_model_on_the_command_line_joins_two_spellings(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = TB / "20250825_swe-agent-mini_claude-4-sonnet"
+    argv = ["summary", str(folder), "--format", "json", "--no-coverage"]
+    status, out, _ = run_cli([*argv, "--model", "mini-swe-agent (claude-sonnet-4)"], capsys)
+    assert status == 0
+    (rs,) = json.loads(out)["result_sets"]
+    assert rs["name"] == "mini-swe-agent (claude-sonnet-4) · terminal-bench-core"
+    assert summary_counts(rs) == evaluated(
+        tb_counts(tb_runs("20250825_swe-agent-mini_claude-4-sonnet"))
+    )
+    status, out, _ = run_cli([*argv, "--suite", "tb-core"], capsys)
+    names = sorted(rs["name"] for rs in json.loads(out)["result_sets"])
+    assert names == [
+        "mini-swe-agent (anthropic/claude-sonnet-4-0) · tb-core",
+        "mini-swe-agent (anthropic/claude-sonnet-4-20250514) · tb-core",
+    ]
+
+
+# ------------------------------------------------------------ SWE-bench
+
+
+def swe_counts(*reports: Path) -> Counts:
+    """swebench/harness/reporting.py: every submitted id is one run; error ids are
+    excluded, resolved ids pass, the rest fail (those in no list were never run)."""
+    outcomes: dict[str, list[bool | None]] = defaultdict(list)
+    for path in reports:
+        report = json.loads(path.read_text())
+        listed = {*report["resolved_ids"], *report["unresolved_ids"], *report["empty_patch_ids"]}
+        for task in report["submitted_ids"]:
+            if task in report["error_ids"] or task not in listed:
+                outcomes[task].append(None)
+            else:
+                outcomes[task].append(task in report["resolved_ids"])
+    return tally(outcomes)
+
+
+def test_one_model_s_reports_given_one_by_one_are_one_set_of_two_runs() -> None:
+    reports = sorted((SWE / "autocoding").glob("*.json"))
+    assert len(reports) == 2
+    sets = read(*reports)
+    assert sets == {"qwen3-coder-flash · autocoding": swe_counts(*reports)}
+    # A task of both runs has two; one submitted in only one run (incomplete in the
+    # other, as the reports list it), one.
+    per_task = [runs + ex for _, runs, ex in sets["qwen3-coder-flash · autocoding"].values()]
+    first, second = (set(json.loads(r.read_text())["submitted_ids"]) for r in reports)
+    assert max(per_task) == 2 and per_task.count(2) == len(first & second) > 0
+    # The same as the folder, and in either order.
+    assert read(SWE / "autocoding") == sets == read(*reversed(reports))
+
+
+def test_two_models_reports_in_one_folder_are_two_sets() -> None:
+    folder = SWE / "benchmarkllmagent"
+    devstral = sorted(folder.glob("hosted_vllm__Devstral*.json"))
+    mini = sorted(folder.glob("gpt-5.4-mini.*.json"))
+    assert read(folder) == {
+        # "__" in the file name stands for "/" (SWE-bench's convention).
+        "hosted_vllm/Devstral-Small-2-24B-Instruct-2512 · benchmarkllmagent": swe_counts(*devstral),
+        "gpt-5.4-mini · benchmarkllmagent": swe_counts(*mini),
+    }
+
+
+def test_a_report_given_twice_under_two_names_is_refused(tmp_path: Path) -> None:
+    """Read together, the runs of a copy repeat the run ids of its original."""
+    (report,) = sorted((SWE / "autocoding").glob("*.full-eval.json"))[:1]
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    shutil.copy(report, first / report.name)
+    shutil.copy(report, second / report.name)
+    with pytest.raises(UserError, match="appears twice"):
+        load_sources(
+            [Source(first / report.name, suite="s"), Source(second / report.name, suite="s")]
+        )
+
+
+# ------------------------------------------------------------ τ²-bench
+
+
+def tau2_counts(path: Path) -> Counts:
+    """src/tau2/metrics/agent_metrics.py: a simulation passes at reward 1 within 1e-6."""
+    outcomes: dict[str, list[bool | None]] = defaultdict(list)
+    for sim in json.loads(path.read_text())["simulations"]:
+        if sim["termination_reason"] == "infrastructure_error":
+            outcomes[sim["task_id"]].append(None)
+        else:
+            outcomes[sim["task_id"]].append(abs(sim["reward_info"]["reward"] - 1) <= 1e-6)
+    return tally(outcomes)
+
+
+def test_tau2_model_and_domain_come_from_the_file() -> None:
+    airline = TAU2 / "claude-sonnet-4-5_airline_aide-platform_1trial.json"
+    telecom = TAU2 / "ft-gpt-4.1-sft_telecom_sierra_1trial.json"
+    assert read(airline, telecom) == {
+        "claude-sonnet-4-5 · airline": tau2_counts(airline),
+        "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm · telecom": tau2_counts(telecom),
+    }
+    rs = load_sources([Source(airline)]).result_sets[0]
+    assert rs.named_by == {
+        "suite": "info.environment_info.domain_name",
+        "model": "info.agent_info",
+    }
+
+
+def test_tau2_another_agent_with_the_same_model_is_another_set(tmp_path: Path) -> None:
+    airline = TAU2 / "claude-sonnet-4-5_airline_aide-platform_1trial.json"
+    doc = json.loads(airline.read_text())
+    doc["info"]["agent_info"]["implementation"] = "my_agent"
+    other = tmp_path / "mine.json"
+    other.write_text(json.dumps(doc))
+    sets = read(airline, other)
+    assert sorted(sets) == ["claude-sonnet-4-5 · airline", "my_agent (claude-sonnet-4-5) · airline"]
+
+
+# ------------------------------------------------------------ Inspect
+
+
+def inspect_counts(path: Path, scorer: str) -> Counts:
+    outcomes: dict[str, list[bool | None]] = defaultdict(list)
+    with zipfile.ZipFile(path) as archive:
+        for name in sorted(archive.namelist()):
+            if name.startswith("samples/"):
+                sample = json.loads(archive.read(name))
+                outcomes[str(sample["id"])].append(sample["scores"][scorer]["value"] == "C")
+    return tally(outcomes)
+
+
+def test_inspect_model_and_task_come_from_the_header() -> None:
+    log = INSPECT / "log_streaming_epochs2.eval"
+    other = INSPECT / "log_read_sample.json"  # the same task, another model
+    sets = read(log, other)
+    epochs = "azureai/Meta-Llama-3-1-405B-Instruct-jqf · popularity"
+    assert sorted(sets) == [epochs, "ollama/gemma3 · popularity"]
+    assert sets[epochs] == inspect_counts(log, "match")
+    assert {runs for _, runs, _ in sets[epochs].values()} == {2}  # two epochs
+
+
+def test_an_inspect_log_that_finished_unscored_says_so() -> None:
+    log = INSPECT / "popularity_unscored_success.eval"
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(log)])
+    message = str(caught.value)
+    assert "finished (status success) but was never scored" in message
+    assert f"inspect score {log.name}" in message
+
+
+# ------------------------------------------------------------ Harbor and promptfoo
+
+
+def harbor_counts(jobs: list[Path]) -> Counts:
+    outcomes: dict[str, list[bool | None]] = defaultdict(list)
+    for job in jobs:
+        for path in sorted(job.glob("*/result.json")):
+            trial = json.loads(path.read_text())
+            if trial["verifier_result"] is None:
+                outcomes[trial["task_name"]].append(None)  # raised, never graded
+            else:
+                outcomes[trial["task_name"]].append(
+                    trial["verifier_result"]["rewards"]["reward"] >= 1
+                )
+    return tally(outcomes)
+
+
+def test_harbor_jobs_are_grouped_by_harbor_s_own_agent_and_model(tmp_path: Path) -> None:
+    """Both harnesses of this repository run one Harbor agent name with one model: Harbor's
+    own key (agent_info.name, model) pools them, and so does reportgen; a config that
+    names each harness's jobs keeps them apart."""
+    jobs = sorted(HARBOR.iterdir())
+    name = "direct-openai-pairwise (gpt-5.6-sol) · terminal-bench/terminal-bench-2-1"
+    assert read(HARBOR) == {name: harbor_counts(jobs)}
+    config = tmp_path / "reportgen.yaml"
+    config.write_text(
+        "result_sets:\n"
+        + "".join(
+            f"  - path: {job}\n    model: {job.name.split('--')[-1].split('-')[0]}\n"
+            for job in jobs
+        )
+    )
+    from reportgen.config import load_config
+
+    loaded = load_sources(load_config(config).result_sets)
+    by_model = {rs.model: rs for rs in loaded.result_sets}
+    assert sorted(by_model) == ["pi", "thinharness"]
+    for harness, rs in by_model.items():
+        own = [job for job in jobs if f"--{harness}-" in job.name]
+        assert {t.id: (t.successes, t.runs, t.excluded) for t in rs.tasks} == harbor_counts(own)
+        assert rs.named_by["model"] == "the config"
+
+
+def test_promptfoo_providers_are_sets_and_the_description_the_suite() -> None:
+    path = PROMPTFOO / "sample-export.json"
+    sets = read(path)
+    suite = "Comparing OpenAI flagship and mini models performance on riddles"
+    assert sorted(sets) == [f"openai:gpt-5 · {suite}", f"openai:gpt-5-mini · {suite}"]
+
+
+# ------------------------------------------------------------ laws
+
+
+def _jsonl(runs: list[tuple[str, str, int, bool]]) -> str:
+    return "".join(
+        json.dumps({"suite": "s", "model": model, "task": task, "run": run, "passed": passed})
+        + "\n"
+        for model, task, run, passed in runs
+    )
+
+
+RUNS = st.lists(
+    st.tuples(
+        st.sampled_from(["agent-a", "agent-b", "agent-c"]),
+        st.sampled_from(["t1", "t2", "t3"]),
+        st.booleans(),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(runs=RUNS, data=st.data())
+def test_any_partition_over_files_and_folders_counts_as_one_file(
+    runs: list[tuple[str, str, bool]], data: st.DataObject
+) -> None:
+    """However one agent's runs are spread over files, folders and inputs given one by one,
+    the counts are those of one file; runs of two agents are never in one set."""
+    import tempfile
+
+    numbered = [(model, task, i, passed) for i, (model, task, passed) in enumerate(runs)]
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp)
+        whole = root / "whole.jsonl"
+        whole.write_text(_jsonl(numbered))
+        # Each run goes to one of a few files, each file into one of a few folders.
+        files = data.draw(st.lists(st.integers(0, 3), min_size=len(runs), max_size=len(runs)))
+        folders = data.draw(st.lists(st.sampled_from(["x", "x/y", "z"]), min_size=4, max_size=4))
+        parts: dict[Path, list[tuple[str, str, int, bool]]] = defaultdict(list)
+        for run, file in zip(numbered, files, strict=True):
+            parts[root / "parts" / folders[file] / f"runs{file}.jsonl"].append(run)
+        for path, lines in parts.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_jsonl(lines))
+        # Given as the folder, as each file, or as the top folders.
+        how = data.draw(st.sampled_from(["folder", "files", "top folders"]))
+        if how == "folder":
+            inputs = [root / "parts"]
+        elif how == "files":
+            inputs = sorted(parts)
+        else:
+            inputs = sorted({root / "parts" / folder.split("/")[0] for folder in folders})
+            inputs = [p for p in inputs if p.exists()]
+        expected = {rs.model: rs for rs in load_sources([Source(whole)]).result_sets}
+        got = {rs.model: rs for rs in load_sources([Source(p) for p in inputs]).result_sets}
+        assert sorted(got) == sorted(expected)
+        for model, rs in got.items():
+            mine = [run for run in numbered if run[0] == model]
+            assert rs.runs == len(mine)  # no run of another agent, none lost
+            # The same runs of each task, in run order (tasks may be met in another order).
+            assert {t.id: t.codes for t in rs.tasks} == {
+                t.id: t.codes for t in expected[model].tasks
+            }
+
+
+# ------------------------------------------------------------ --skip-unreadable
+
+
+def test_skip_unreadable_leaves_out_a_damaged_file_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "reports"
+    shutil.copytree(SWE / "autocoding", folder)
+    good = read(folder)
+    damaged = folder / "qwen3-coder-flash.third.json"
+    damaged.write_text('{"submitted_ids": ["a"], "resolved_ids": [')  # cut short
+    argv = ["summary", str(folder), "--format", "json", "--no-coverage"]
+    status, _, err = run_cli(argv, capsys)
+    assert status == 2 and str(damaged) in err and "--skip-unreadable" in err
+    status, out, err = run_cli([*argv, "--skip-unreadable"], capsys)
+    assert status == 0
+    doc = json.loads(out)
+    (rs,) = doc["result_sets"]
+    ((name, counts),) = good.items()
+    assert rs["name"] == name and summary_counts(rs) == evaluated(counts)
+    (skipped,) = doc["skipped_files"]
+    assert skipped["file"] == str(damaged) and "JSON" in skipped["reason"]
+    assert f"skipped {damaged}" in err
+
+
+def test_skip_unreadable_drops_every_run_of_a_file_with_a_bad_record(tmp_path: Path) -> None:
+    """A file whose first lines are good and a later one bad adds none of its runs."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(_jsonl([("m", "t1", 0, True), ("m", "t1", 1, False)]))
+    (folder / "b.jsonl").write_text(
+        _jsonl([("m", "t1", 2, True), ("m", "t2", 3, True)]) + '{"task": "t2", "passed": "x"}\n'
+    )
+    loaded = load_sources([Source(folder, skip_unreadable=True)])
+    (rs,) = loaded.result_sets
+    assert [(t.id, t.successes, t.runs) for t in rs.tasks] == [("t1", 1, 2)]
+    ((path, reason),) = loaded.skipped
+    assert path == str(folder / "b.jsonl") and ":3:" in reason
+    with pytest.raises(UserError, match=r"no result sets to report \(1 file skipped\)"):
+        load_sources([Source(folder / "b.jsonl", skip_unreadable=True)])
+
+
+# ------------------------------------------------------------ names on the command line
+
+
+def test_model_and_suite_flags_name_the_inputs_and_the_config_keeps_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = tmp_path / "results.jsonl"
+    plain.write_text('{"task": "t", "passed": true}\n')
+    argv = ["summary", str(plain), "--format", "json", "--no-coverage"]
+    status, out, _ = run_cli(argv, capsys)
+    # A file named "results" names no suite: its folder does.
+    assert [rs["name"] for rs in json.loads(out)["result_sets"]] == [tmp_path.name]
+    status, out, _ = run_cli([*argv, "--model", "m", "--suite", "s"], capsys)
+    assert [rs["name"] for rs in json.loads(out)["result_sets"]] == ["m · s"]
+    config = tmp_path / "reportgen.yaml"
+    config.write_text(f"result_sets:\n  - path: {plain}\n    suite: kept\n")
+    status, out, _ = run_cli(
+        [
+            "summary",
+            "--config",
+            str(config),
+            "--format",
+            "json",
+            "--no-coverage",
+            "--model",
+            "m",
+            "--suite",
+            "s",
+        ],
+        capsys,
+    )
+    assert [rs["name"] for rs in json.loads(out)["result_sets"]] == ["m · kept"]
+    status, _, err = run_cli([*argv, "--model", " "], capsys)
+    assert status == 2 and "--model: empty" in err
