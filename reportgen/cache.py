@@ -461,6 +461,7 @@ def _loaded_to_json(loaded: Loaded) -> Any:
                 "sources": rs.sources,
                 "tasks": [_task_to_json(t) for t in rs.tasks],
                 "named_by": rs.named_by,
+                "figures": [[label, value] for label, value in rs.figures],
             }
             for rs in loaded.result_sets
         ],
@@ -477,6 +478,8 @@ def _task_to_json(task: TaskCounts) -> Any:
         # One byte per run: base64 keeps a million runs a compact string.
         "codes": None if task.codes is None else base64.b64encode(task.codes).decode("ascii"),
         "urls": [[position, url] for position, url in task.urls.items()],
+        "notes": [[position, note] for position, note in task.notes.items()],
+        "detail": task.detail,
     }
 
 
@@ -500,6 +503,7 @@ def _loaded_from_json(doc: Any) -> Loaded:
                 sources=[_text(s) for s in _list(item["sources"])],
                 tasks=[_task_from_json(t) for t in _list(item["tasks"])],
                 named_by=_named_by(item["named_by"]),
+                figures=[_figure(pair) for pair in _list(item["figures"])],
             )
         )
     # What load_sources guarantees to the stages after it.
@@ -513,6 +517,13 @@ def _loaded_from_json(doc: Any) -> Loaded:
         path, why = _list(pair)
         skipped.append((_text(path), _text(why)))
     return Loaded(result_sets=sets, formats=formats, skipped=skipped)
+
+
+def _figure(value: Any) -> tuple[str, float]:
+    label, number = _list(value)
+    if not isinstance(number, int | float) or isinstance(number, bool) or not 0 <= number <= 1:
+        raise Damaged("a harness figure outside [0, 1]")
+    return _text(label), float(number)
 
 
 def _named_by(value: Any) -> dict[str, str]:
@@ -553,6 +564,13 @@ def _task_from_json(item: Any) -> TaskCounts:
         ):
             raise Damaged("bad transcript link")
         task.urls[position] = url
+    for pair in _list(item["notes"]):
+        position, note = _list(pair)
+        codes = task.codes or b""
+        if _count(position) >= len(codes) or codes[position] != EXCLUDED:
+            raise Damaged("a note on a run that was evaluated")
+        task.notes[position] = _text(note)
+    task.detail = _optional_text(item["detail"])
     return task
 
 

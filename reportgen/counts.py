@@ -42,6 +42,12 @@ class TaskCounts:
     codes: bytes | None = None
     #: Transcript links by position in the run order, when runs carry a url.
     urls: dict[int, str] = field(default_factory=dict)
+    #: Why a run was not evaluated, by position in the run order, where the harness
+    #: says ("never graded: test_timeout; log runs/.../sessions"), for the task page.
+    notes: dict[int, str] = field(default_factory=dict)
+    #: What the task asks, shortened, where the harness records it (an Inspect
+    #: sample's input), shown beside its id.
+    detail: str | None = None
 
     @property
     def outcomes(self) -> list[bool | None] | None:
@@ -73,6 +79,9 @@ class ResultSet:
     #: Where the suite and the model were taken from ("suite" and "model" -> NAMED_BY_*,
     #: a field of the file, or the config), so that a page can say which are guesses.
     named_by: dict[str, str] = field(default_factory=dict)
+    #: Figures the harness itself reported for these runs, as (what and where, value):
+    #: ("accuracy (runs/x/results.json)", 0.2625), to set beside reportgen's own.
+    figures: list[tuple[str, float]] = field(default_factory=list)
 
     @property
     def excluded_runs(self) -> int:

@@ -74,6 +74,17 @@ class SetReport:
         return self.estimates.unbiased if unbiased else self.estimates.plugin
 
     @property
+    def run_totals(self) -> tuple[int, int, int]:
+        """(passed, evaluated, not evaluated) runs over every task of the set: the pooled
+        rate a harness's own accuracy is usually made of."""
+        tasks = self.result_set.tasks
+        return (
+            sum(t.successes for t in tasks),
+            sum(t.runs for t in tasks),
+            sum(t.excluded for t in tasks),
+        )
+
+    @property
     def naming(self) -> str | None:
         """Where the set's model and suite names were taken from, for its page."""
         return naming_note(self.result_set)
@@ -270,9 +281,9 @@ def naming_guesses(rs: ResultSet) -> Iterator[str]:
     named_by = rs.named_by.get("model")
     if named_by in GUESSES:
         yield (
-            f"the model {rs.model!r} is {named_by}, since the files name no agent or model: "
-            "each such folder is taken as one agent; name it with model: in the config or "
-            "--model to read several as one"
+            f"the model {rs.model!r} takes {named_by}, since the files do not name the "
+            "model: each such folder is taken as one agent; name it with model: in the "
+            "config or --model to read several as one"
         )
 
 

@@ -133,7 +133,7 @@ def test_a_model_named_by_a_folder_is_said_to_be_a_guess() -> None:
     (rs,) = loaded.result_sets
     assert rs.named_by == {"suite": "run_metadata.json: dataset_name", "model": NAMED_BY_FOLDER}
     (warning,) = naming_guesses(rs)
-    assert "'Factory Droid (20250924_droid_gpt-5)' is the folder's name" in warning
+    assert "'Factory Droid (20250924_droid_gpt-5)' takes the folder's name" in warning
     assert "--model" in warning
     named = load_sources([Source(TB / "20250825_swe-agent-mini_claude-4-sonnet")])
     for rs in named.result_sets:
@@ -286,6 +286,17 @@ def test_inspect_model_and_task_come_from_the_header() -> None:
     assert sorted(sets) == [epochs, "ollama/gemma3 · popularity"]
     assert sets[epochs] == inspect_counts(log, "match")
     assert {runs for _, runs, _ in sets[epochs].values()} == {2}  # two epochs
+    # Each task carries its sample's input, on one line, for its page.
+    (rs,) = load_sources([Source(log)]).result_sets
+    with zipfile.ZipFile(log) as archive:
+        first = json.loads(archive.read("samples/1_epoch_1.json"))["input"]
+    (task,) = [t for t in rs.tasks if t.id == "1"]
+    assert task.detail == " ".join(first.split())
+    # The log's own accuracy of the scorer, beside reportgen's.
+    with zipfile.ZipFile(log) as archive:
+        header = json.loads(archive.read("header.json"))
+    (score,) = [s for s in header["results"]["scores"] if s["name"] == "match"]
+    assert rs.figures == [(f"match accuracy ({log})", score["metrics"]["accuracy"]["value"])]
 
 
 def test_an_inspect_log_that_finished_unscored_says_so() -> None:
@@ -489,3 +500,54 @@ def test_model_and_suite_flags_name_the_inputs_and_the_config_keeps_its_own(
     assert [rs["name"] for rs in json.loads(out)["result_sets"]] == ["m · kept"]
     status, _, err = run_cli([*argv, "--model", " "], capsys)
     assert status == 2 and "--model: empty" in err
+
+
+# ------------------------------------------------------------ the pages say why
+
+
+def test_task_and_set_pages_give_the_harness_s_reasons_and_figures(tmp_path: Path) -> None:
+    """A run the harness never graded shows its failure mode and recording on its task
+    page; the set page shows each run file's own accuracy beside the pooled rate, and the
+    rate with those runs counted as failures is what the harness's figures make."""
+    submission = TB / "20250825_swe-agent-mini_claude-4-sonnet"
+    site = tmp_path / "site"
+    assert main(["build", str(submission), "-o", str(site), "--no-cache"], out=io.StringIO()) == 0
+    runs = tb_runs("20250825_swe-agent-mini_claude-4-sonnet", "anthropic/claude-sonnet-4-0")
+    docs = [json.loads(path.read_text()) for path in runs]
+    (set_page,) = [
+        page
+        for page in (site / "sets").glob("*/index.html")
+        if "mini-swe-agent (anthropic/claude-sonnet-4-0)" in page.read_text()
+    ]
+    html = set_page.read_text()
+    for path, doc in zip(runs, docs, strict=True):
+        assert f"accuracy ({path}): {100 * doc['accuracy']:.2f}%" in html
+    trials = [t for doc in docs for t in doc["results"]]
+    passed = sum(t["is_resolved"] is True for t in trials)
+    # Counted as failures, the pooled rate is made as the harness makes its accuracy.
+    assert f"the rate is {passed} of {len(trials)}: {100 * passed / len(trials):.2f}%" in html
+    by_file = sum(doc["accuracy"] * len(doc["results"]) for doc in docs)
+    assert abs(by_file - passed) < 1e-6
+    ungraded = [t for t in trials if t["is_resolved"] is None]
+    assert ungraded, "the fixture has trials the harness never graded"
+    for trial in ungraded:
+        pages = [p.read_text() for p in set_page.parent.glob("tasks/*.html")]
+        (page,) = [p for p in pages if f'<h1 class="task-id">{trial["task_id"]}</h1>' in p]
+        assert f"never graded (failure mode {trial['failure_mode']})" in page
+
+
+def test_serve_prints_the_warnings_build_prints(tmp_path: Path) -> None:
+    from reportgen.config import Config
+    from reportgen.serve import PreviewServer
+
+    log = io.StringIO()
+    config = Config(result_sets=[Source(TB / "20250924_droid_gpt-5")], output=tmp_path / "site")
+    preview = PreviewServer(lambda: config, port=0, log=log)
+    try:
+        text = log.getvalue()
+        assert (
+            "warning: Factory Droid (20250924_droid_gpt-5) · terminal-bench-core: the model" in text
+        )
+        assert "takes the folder's name" in text
+    finally:
+        preview.server.server_close()

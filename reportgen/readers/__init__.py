@@ -387,3 +387,4 @@ def _merge(into: ResultSet, extra: ResultSet, problems: Problems) -> None:
             continue
         into.tasks.append(task)
     into.sources.extend(extra.sources)
+    into.figures.extend(extra.figures)

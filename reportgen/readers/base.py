@@ -95,7 +95,17 @@ _LINE_MASK = (1 << _FILE_SHIFT) - 1
 
 
 class _TaskTally:
-    __slots__ = ("category", "codes", "counts_only", "ordered", "positions", "run_ids", "urls")
+    __slots__ = (
+        "category",
+        "codes",
+        "counts_only",
+        "detail",
+        "notes",
+        "ordered",
+        "positions",
+        "run_ids",
+        "urls",
+    )
 
     def __init__(self) -> None:
         self.codes = bytearray()
@@ -105,6 +115,8 @@ class _TaskTally:
         self.run_ids: array[int] | list[Any] | None = None
         self.positions: array[int] | list[Any] | None = None
         self.urls: dict[int, str] = {}
+        self.notes: dict[int, str] = {}
+        self.detail: str | None = None
         self.category: str | None = None
         self.counts_only: tuple[int, int, int] | None = None
         #: With counts_only: `codes` holds the runs already in run order (a table
@@ -125,6 +137,9 @@ class Tally:
         self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
         #: Each group's (suite, model) origins: NAMED_BY_* or a reader's own words.
         self.named_by: dict[tuple[str, str], dict[str, str]] = {}
+        #: Each group's figures as the harness reported them (add_figure).
+        self.figures: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        self._last_group = ("", "")
         self._last_key: tuple[str | None, str | None] | None = None
         self._last_tasks: dict[str, _TaskTally] = {}
         self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
@@ -193,6 +208,35 @@ class Tally:
     def where(self, position: int | str) -> str:
         return position if isinstance(position, str) else self.locate(position)
 
+    def describe_task(
+        self, task: str, detail: str, suite: str | None = None, model: str | None = None
+    ) -> None:
+        """What a task asks (its input, shortened), kept from the first run that says;
+        call after the task's first add_run."""
+        if self._held is not None:
+            self._held.append((self.describe_task, (task, detail, suite, model), {}))
+            return
+        tally = self._tasks(suite, model, "").get(task)
+        if tally is not None and tally.detail is None and detail:
+            tally.detail = detail
+
+    def add_figure(
+        self,
+        where: str,
+        label: str,
+        value: float,
+        suite: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        """A figure the harness itself reported for these runs ("accuracy" 0.2625 of a
+        run's results.json), shown beside reportgen's so the two can be reconciled."""
+        if self._held is not None:
+            self._held.append((self.add_figure, (where, label, value, suite, model), {}))
+            return
+        self._tasks(suite, model, where)
+        key = self._last_group
+        self.figures.setdefault(key, []).append((f"{label} ({where})", value))
+
     def _tasks(
         self, suite: str | None, model: str | None, position: int | str
     ) -> dict[str, _TaskTally]:
@@ -210,7 +254,7 @@ class Tally:
             model, model_by = self.source.model, model_in
         else:
             model_by = read_from.get("model", NAMED_BY_FILE_CONTENT) if model else ""
-        key = (suite, model or "")
+        key = self._last_group = (suite, model or "")
         tasks = self.groups.get(key)
         if tasks is None:
             tasks = self.groups[key] = {}
@@ -235,11 +279,12 @@ class Tally:
         run: Any = None,
         category: str | None = None,
         url: str | None = None,
+        note: str | None = None,
     ) -> None:
+        """One run; `note` says why it was not evaluated (passed None), where known."""
         if self._held is not None:
-            self._held.append(
-                (self.add_run, (position, task, passed, suite, model, run, category, url), {})
-            )
+            args = (position, task, passed, suite, model, run, category, url, note)
+            self._held.append((self.add_run, args, {}))
             return
         # Runs of one (suite, model) usually come in a row: reuse the last group.
         if self._last_key == (suite, model):
@@ -270,6 +315,8 @@ class Tally:
             tally.category = category
         if url is not None:
             tally.urls[len(tally.codes)] = url
+        if note is not None and passed is None:
+            tally.notes[len(tally.codes)] = note
         tally.codes.append(EXCLUDED if passed is None else PASS if passed else FAIL)
 
     def add_counts(
@@ -349,6 +396,7 @@ class Tally:
                     sources=list(sources),
                     tasks=counted,
                     named_by=dict(self.named_by[key]),
+                    figures=list(self.figures.get(key, ())),
                 )
             )
         return sets
@@ -357,7 +405,9 @@ class Tally:
         if tally.counts_only is not None:
             successes, runs, excluded = tally.counts_only
             if not tally.ordered:
-                return TaskCounts(task_id, successes, runs, excluded, tally.category)
+                return TaskCounts(
+                    task_id, successes, runs, excluded, tally.category, detail=tally.detail
+                )
             return TaskCounts(
                 task_id,
                 successes,
@@ -368,7 +418,7 @@ class Tally:
                 urls=dict(tally.urls),
             )
         codes = bytes(tally.codes)
-        urls = tally.urls
+        urls, notes = tally.urls, tally.notes
         if tally.run_ids is not None:
             # Runs carry ids: check each appears once (also when some runs have none,
             # which once skipped the check), and show them in run order.
@@ -387,6 +437,7 @@ class Tally:
                 remap = {old: new for new, old in enumerate(order)}
                 codes = bytes(codes[i] for i in order)
                 urls = {remap[i]: u for i, u in urls.items()}
+                notes = {remap[i]: note for i, note in notes.items()}
         excluded = codes.count(EXCLUDED)
         return TaskCounts(
             id=task_id,
@@ -396,7 +447,31 @@ class Tally:
             category=tally.category,
             codes=codes,
             urls=dict(urls),
+            notes=dict(notes),
+            detail=tally.detail,
         )
+
+
+#: Characters of a harness's own error message kept in a run's note.
+NOTE_CHARS = 160
+
+
+def short_note(*parts: Any) -> str:
+    """A run's note from the harness's words: the text parts joined with "; ", each on
+    one line and cut to NOTE_CHARS, so that a traceback does not fill the page."""
+    kept = []
+    for part in parts:
+        if isinstance(part, str) and part.strip():
+            text = " ".join(part.split())
+            kept.append(text if len(text) <= NOTE_CHARS else text[: NOTE_CHARS - 1] + "…")
+    return "; ".join(kept)
+
+
+def fraction(value: Any) -> float | None:
+    """A harness's own rate (accuracy) when it is a number from 0 to 1, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value <= 1 else None
 
 
 def agent_with_model(agent: Any, model: Any) -> str | None:

@@ -32,6 +32,7 @@ from .base import (
     agent_with_model,
     describe,
     load_json_document,
+    short_note,
 )
 
 #: The reward a trial needs to pass unless `threshold:` is given.
@@ -85,7 +86,19 @@ def read_harbor(source: Source, tally: Tally) -> None:
         # make the agent look more reliable than it is. Only an ungraded trial is
         # an error run, excluded (or failed with errors: fail).
         if doc.get("verifier_result") is None:
-            tally.add_run(where, task, source.error_outcome, suite=suite, model=model, run=run)
+            log = path.parent / "trial.log"
+            note = short_note(
+                "raised, never graded",
+                " ".join(
+                    str(exception.get(key))
+                    for key in ("exception_type", "exception_message")
+                    if isinstance(exception.get(key), str)
+                ),
+                f"log {log}" if log.is_file() else None,
+            )
+            tally.add_run(
+                where, task, source.error_outcome, suite=suite, model=model, run=run, note=note
+            )
             return
     reward = _reward(path, doc.get("verifier_result"), source.scorer, tally)
     if reward is None:

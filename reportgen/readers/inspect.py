@@ -23,7 +23,16 @@ from typing import Any
 
 from ..errors import Problems
 from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
-from .base import Reader, Source, Tally, json_loads, load_json_document, task_id_of
+from .base import (
+    Reader,
+    Source,
+    Tally,
+    fraction,
+    json_loads,
+    load_json_document,
+    short_note,
+    task_id_of,
+)
 
 ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip local header
@@ -147,6 +156,7 @@ def read_inspect(source: Source, tally: Tally) -> None:
     suite, model = _suite_and_model(doc, tally)
     for i, sample in enumerate(samples):
         _add_sample(f"{path}: samples[{i}]", sample, scorer, suite, model, tally, source)
+    _add_accuracy(path, doc, scorer, suite, model, tally)
 
 
 def _read_eval_zip(source: Source, tally: Tally) -> None:
@@ -168,6 +178,7 @@ def _read_eval_zip(source: Source, tally: Tally) -> None:
             if scorer is None:
                 return
             suite, model = _suite_and_model(header, tally)
+            _add_accuracy(path, header, scorer, suite, model, tally)
             names = sorted(n for n in members if n.startswith("samples/") and n.endswith(".json"))
             if not names:
                 problems.add(f"{path}: no samples/ members: the log holds no runs")
@@ -257,6 +268,28 @@ def _suite_and_model(header: dict[str, Any], tally: Tally) -> tuple[str | None, 
     )
 
 
+def _add_accuracy(
+    path: Path,
+    header: dict[str, Any],
+    scorer: str,
+    suite: str | None,
+    model: str | None,
+    tally: Tally,
+) -> None:
+    """The log's own accuracy of the scorer counted (results.scores[].metrics), where it
+    has one: over the samples it scored, each epoch reduced as the task says."""
+    results = header.get("results")
+    scores = results.get("scores") if isinstance(results, dict) else None
+    for score in scores if isinstance(scores, list) else ():
+        metrics = score.get("metrics") if isinstance(score, dict) else None
+        accuracy = metrics.get("accuracy") if isinstance(metrics, dict) else None
+        value = fraction(accuracy.get("value")) if isinstance(accuracy, dict) else None
+        if score.get("name") == scorer and value is not None:
+            label = f"{scorer} accuracy"
+            tally.add_figure(str(path), label, value, suite=suite, model=model)
+            return
+
+
 def _add_sample(
     where: str,
     sample: Any,
@@ -284,7 +317,15 @@ def _add_sample(
         if not sample.get("error"):
             problems.add(f"{where}.scores.{scorer}: missing, and the sample has no error")
             return
-        tally.add_run(where, task, source.error_outcome, suite=suite, model=model, run=epoch)
+        error = sample.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        note = short_note(
+            "the sample raised an error", message if isinstance(message, str) else None
+        )
+        tally.add_run(
+            where, task, source.error_outcome, suite=suite, model=model, run=epoch, note=note
+        )
+        _describe(task, sample, suite, model, tally)
         return
     if not isinstance(score, dict) or "value" not in score:
         problems.add(f"{where}.scores.{scorer}.value: missing")
@@ -295,6 +336,24 @@ def _add_sample(
         return
     passed = _is_pass(value, source.threshold)
     tally.add_run(where, task, passed, suite=suite, model=model, run=epoch)
+    _describe(task, sample, suite, model, tally)
+
+
+def _describe(
+    task: str, sample: dict[str, Any], suite: str | None, model: str | None, tally: Tally
+) -> None:
+    """The sample's input, shortened, for its task page: a string, or the text of the
+    last user message of a chat input."""
+    given = sample.get("input")
+    if isinstance(given, list):
+        texts = [
+            m.get("content")
+            for m in given
+            if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str)
+        ]
+        given = texts[-1] if texts else None
+    if isinstance(given, str) and given.strip():
+        tally.describe_task(task, short_note(given), suite=suite, model=model)
 
 
 def sniff(head: bytes) -> bool:

@@ -147,9 +147,11 @@ def read_junit(source: Source, tally: Tally) -> None:
     # often the test appeared so far in this file) is unique and sorts in file order.
     base = tally.line_base
     add_run = tally.add_run
+    notes = {"error": "the test raised an error (<error>)", "skipped": "skipped (<skipped>)"}
     for line, task, outcome in cases.found:
         appearance = seen[task] = seen.get(task, 0) + 1
-        add_run(base + line, task, passed_of[outcome], run=base + appearance)
+        note = notes.get(outcome) if outcome is not None else None
+        add_run(base + line, task, passed_of[outcome], run=base + appearance, note=note)
 
 
 def sniff(head: bytes) -> bool:

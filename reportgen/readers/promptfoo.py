@@ -27,7 +27,7 @@ import hashlib
 import json
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, load_json_document
+from .base import Reader, Source, Tally, describe, load_json_document, short_note
 
 #: promptfoo's ResultFailureReason.ERROR.
 FAILURE_REASON_ERROR = 2
@@ -74,7 +74,12 @@ def read_promptfoo(source: Source, tally: Tally) -> None:
         if len(prompts_per_provider[model]) > 1:
             model = f"{model} · {row['prompt']}"
         passed = source.error_outcome if row["error"] else row["success"]
-        tally.add_run(row["where"], row["task"], passed, suite=suite, model=model, run=row["run"])
+        note = (
+            short_note("the provider returned an error", row["message"]) if row["error"] else None
+        )
+        tally.add_run(
+            row["where"], row["task"], passed, suite=suite, model=model, run=row["run"], note=note
+        )
 
 
 def _results(doc: Any) -> tuple[list[Any] | None, str]:
@@ -121,6 +126,7 @@ def _row(where: str, result: Any, tally: Tally) -> dict[str, Any] | None:
         "prompt": _prompt(result),
         "success": success,
         "error": reason == FAILURE_REASON_ERROR,
+        "message": result.get("error") if isinstance(result.get("error"), str) else None,
         "run": run,
     }
 

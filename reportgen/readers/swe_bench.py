@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, load_json_document
+from .base import Reader, Source, Tally, describe, fraction, load_json_document
 
 #: The lists a report sorts submitted ids into.
 _PASSED = "resolved_ids"
@@ -83,13 +83,23 @@ def read_swe_bench(source: Source, tally: Tally) -> None:
     for i, task in enumerate(submitted):
         in_lists = lists.get(task, [])
         passed: bool | None
-        if any(key in _ERRORS for key in in_lists):
+        note = None
+        errors = [key for key in in_lists if key in _ERRORS]
+        if errors:
             passed = source.error_outcome
+            note = f"the harness could not evaluate it ({errors[0]})"
         elif in_lists:
             passed = _PASSED in in_lists
         else:
-            passed = None  # submitted but never evaluated in this run
-        tally.add_run(f"{path}: submitted_ids[{i}]", task, passed, model=model, run=run)
+            passed = None
+            note = "submitted, but never evaluated in this run"
+        where = f"{path}: submitted_ids[{i}]"
+        tally.add_run(where, task, passed, model=model, run=run, note=note)
+    resolved, total = doc.get("resolved_instances"), doc.get("total_instances")
+    if isinstance(total, int) and total > 0:
+        rate = fraction(resolved / total) if isinstance(resolved, int) else None
+        if rate is not None:  # SWE-bench's resolve rate: over the dataset it was given
+            tally.add_figure(str(path), "resolved_instances / total_instances", rate, model=model)
 
 
 def _id_list(

@@ -694,6 +694,8 @@ def _read_table(
 
     path = source.path
     where = str(path)
+    what = "field" if kind == "JSONL" else "column"
+    tally.named_from(suite=f"the suite {what}", model=f"the model {what}")
     with _plain_path(path) as plain, _connect() as con:
         try:
             for statement in open_sql(plain):

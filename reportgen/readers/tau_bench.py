@@ -114,7 +114,10 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
             problems.add(f"{where}.trial: expected an integer")
             continue
         if sim.get("termination_reason") == TAU2_INFRASTRUCTURE_ERROR:
-            tally.add_run(where, task, source.error_outcome, run=trial, suite=suite, model=model)
+            note = "an infrastructure error ended the simulation (termination_reason)"
+            tally.add_run(
+                where, task, source.error_outcome, run=trial, suite=suite, model=model, note=note
+            )
             continue
         if key == "simulation_index":
             reward, field_name = sim.get("reward"), "reward"

@@ -41,7 +41,9 @@ from .base import (
     Tally,
     agent_with_model,
     describe,
+    fraction,
     load_json_document,
+    short_note,
     task_id_of,
 )
 
@@ -90,6 +92,9 @@ def read_terminal_bench(source: Source, tally: Tally) -> None:
                 return
             where = f"{path}: results[{i}]"
             _add_trial(where, f"{where}.", trial, source, tally, suite, model)
+        accuracy = fraction(doc.get("accuracy"))
+        if accuracy is not None:  # resolved trials over all, ungraded ones failing
+            tally.add_figure(str(path), "accuracy", accuracy, suite=suite, model=model)
     elif isinstance(doc, dict) and "trial_name" in doc:
         # runs/<run_id>/<task>/<trial_name>/results.json: the run's folder is two up.
         suite, model = (
@@ -165,13 +170,20 @@ def _add_trial(
         problems.add(f"{prefix}failure_mode: expected a string, got {describe(mode)}")
         return
     passed: bool | None
+    note = None
     if resolved is not None:
         passed = resolved
     elif mode in MODEL_FAILURE_MODES:
         passed = False
     else:
         passed = source.error_outcome
-    tally.add_run(where, task, passed, suite=suite, model=model, run=run_of(task, name))
+        recording = trial.get("recording_path")
+        note = short_note(
+            f"never graded (failure mode {mode or 'none'})",
+            f"recording {recording}" if isinstance(recording, str) else None,
+        )
+    run = run_of(task, name)
+    tally.add_run(where, task, passed, suite=suite, model=model, run=run, note=note)
 
 
 def folder_files(paths: list[Path]) -> list[Path]:

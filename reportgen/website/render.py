@@ -872,11 +872,19 @@ def run_strip(task: TaskCounts) -> Markup:
     """The runs in order as <li> items: a symbol for each outcome, a link when there is one."""
     if task.codes is None:
         return Markup("")
-    if not task.urls:
+    if not task.urls and not task.notes:
         return Markup("".join(map(_PLAIN_CELLS.__getitem__, task.codes)))
     parts = []
     for i, outcome in enumerate(task.codes):
         url = safe_url(task.urls.get(i))
+        note = task.notes.get(i)
+        if url is None and note is not None:
+            cls, symbol, label = _CELLS[outcome]
+            parts.append(
+                f'<li class="{cls}" title="run {i + 1}: {escape(note)}">{symbol}'
+                f'<span class="sr"> run {i + 1} {label}: {escape(note)}</span></li>'
+            )
+            continue
         if url is None:
             parts.append(_PLAIN_CELLS[outcome])
             continue
@@ -893,17 +901,29 @@ def result_set_digest(rs: ResultSet) -> str:
     """A hash of everything read for one result set: what its pages are made of."""
     digest = hashlib.blake2b(
         repr(
-            (rs.suite, rs.model, rs.name, rs.format, rs.sources, sorted(rs.named_by.items()))
+            (
+                rs.suite,
+                rs.model,
+                rs.name,
+                rs.format,
+                rs.sources,
+                sorted(rs.named_by.items()),
+                rs.figures,
+            )
         ).encode("utf-8"),
         digest_size=16,
     )
     for task in rs.tasks:
         digest.update(
-            repr((task.id, task.successes, task.runs, task.excluded, task.category)).encode("utf-8")
+            repr(
+                (task.id, task.successes, task.runs, task.excluded, task.category, task.detail)
+            ).encode("utf-8")
         )
         digest.update(b"-" if task.codes is None else bytes(task.codes))
         if task.urls:
             digest.update(repr(sorted(task.urls.items())).encode("utf-8"))
+        if task.notes:
+            digest.update(repr(sorted(task.notes.items())).encode("utf-8"))
     return digest.hexdigest()
 
 
