@@ -41,7 +41,7 @@ from . import code
 from .counts import EXCLUDED, PASS, ResultSet, TaskCounts
 from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
-from .readers import FORMATS, Loaded
+from .readers import FORMATS, Loaded, side_files
 from .readers.folder import walk
 from .website.charts import Chart, SiteCharts
 from .website.replay import Record
@@ -131,7 +131,11 @@ def input_digest(path: Path, known: KnownDigests | None = None) -> str | None:
     keeps that build's digest instead of being read again."""
     digest_file = known.file if known is not None else file_digest
     if path.is_file():
-        return digest_file(path)
+        # And the files a reader reads beside it (a run's metadata), present or not.
+        digest = hashlib.blake2b(digest_file(path).encode(), digest_size=16)
+        for side in side_files(path):
+            digest.update(digest_file(side).encode() if side.is_file() else b"-")
+        return digest.hexdigest()
     if not path.is_dir():
         return None
     files = walk(path, Problems())

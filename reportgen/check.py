@@ -98,6 +98,12 @@ def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
                 yield f"{where}.{key}: expected a string"
         reliability = rs.get("reliability_at_k")
         headline = reliability.get("headline", "plugin") if isinstance(reliability, dict) else None
+        short = reliability.get("headline_uncalibrated") if isinstance(reliability, dict) else None
+        if short is not None and not (_is_number(short) and 0 <= short <= 1):
+            yield (
+                f"{where}.reliability_at_k.headline_uncalibrated: expected a number from 0 to "
+                f"1 or null, got {describe(short)}"
+            )
         if headline not in (None, "plugin", "unbiased"):
             yield (
                 f'{where}.reliability_at_k.headline: expected "plugin" or "unbiased", '
@@ -200,6 +206,10 @@ def check_report(
         value = _value(rs, chosen)
         label = f"reliability@{k} ({'plug-in' if chosen == 'plugin' else chosen})"
         figure: dict[str, Any] = {"name": name, "estimator": chosen, "value": value}
+        if chosen == headline_estimator(rs):
+            # Its own measured coverage when short of the level (report.json v3 builds
+            # since it was added; absent before): a gate's reader must see it too.
+            figure["headline_uncalibrated"] = rs["reliability_at_k"].get("headline_uncalibrated")
         figures.append(figure)
         old = old_sets.get((rs["suite"], rs["model"]))
         if min_reliability is not None:
@@ -381,13 +391,17 @@ def load_baseline(
         raise UserError(f"--baseline: {path} holds no result sets")
     sets = [(rs.suite, rs.model, rs.name, rs.counts_by_task()) for rs in loaded.result_sets]
     doc = _doc_from_counts(str(path), sets, report)
+    doc["skipped"] = loaded.skipped
     ours = report["result_sets"]
     if len(sets) == 1 and len(ours) == 1:
-        # One set on each side: the same eval, run before. A bare results file's suite is
-        # named after the file (main-results.jsonl against results.jsonl), so matching by
-        # name would compare nothing and let every regression through.
+        # One set on each side, of one model: the same eval, run before. A bare results
+        # file's suite is named after the file (main-results.jsonl against
+        # results.jsonl), so matching by name would compare nothing and let every
+        # regression through. Another model's set is not taken: that gate compared
+        # nothing, and says so.
         (theirs,) = doc["result_sets"]
-        if (theirs["suite"], theirs["model"]) != (ours[0]["suite"], ours[0]["model"]):
+        same_model = theirs["model"] == ours[0]["model"]
+        if same_model and theirs["suite"] != ours[0]["suite"]:
             doc["label"] += (
                 f" (its one result set, {theirs['name']!r}, taken as the report's "
                 f"{ours[0]['name']!r})"

@@ -437,14 +437,18 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
         coverage_check=not args.no_coverage,
         skipped=loaded.skipped,
     )
-    sys.stderr.write(
-        terminal_safe(warnings_text([f"skipped {path}: {why}" for path, why in loaded.skipped]))
-    )
+    _say_skipped(loaded.skipped)
     if args.format == "json":
         out.write(json.dumps(summary_json(report), indent=2) + "\n")
     else:
         out.write(summary_text(report))
     return EXIT_OK
+
+
+def _say_skipped(skipped: Sequence[tuple[str, str]]) -> None:
+    """The files --skip-unreadable left out, one warning each, as build prints them."""
+    lines = [f"skipped {path}: {why}" for path, why in skipped]
+    sys.stderr.write(terminal_safe(warnings_text(lines)))
 
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
@@ -570,6 +574,7 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     baseline = None
     if args.baseline is not None:
         baseline = load_baseline(args.baseline, report, args.per_task, reading, given)
+        _say_skipped(baseline.get("skipped", ()))
     verdict = check_report(report, minimum, baseline, max_drop, args.estimator)
     gate = None
     if args.per_task and baseline is not None:
@@ -657,6 +662,7 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
     confidence = None if args.confidence is None else _confidence(args.confidence)
     reading, given = _reading(args)
     a, b, cmp = run_compare(args.a, args.b, k, confidence, reading, given)
+    _say_skipped([*a.skipped, *b.skipped])
     if args.format == "json":
         doc = {"a": a.name, "b": b.name, **comparison_json(cmp)}
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -34,6 +34,8 @@ class NamedCounts:
     #: For a results file: how it was read, and (path, format) of each file read in it.
     source: Source | None = None
     formats: tuple[tuple[str, str], ...] = ()
+    #: (file, why) of each file left out with --skip-unreadable.
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 def is_report(path: Path) -> bool:
@@ -81,7 +83,13 @@ def find_result_set(
         ids = unique_slugs([rs.name for rs in loaded.result_sets], "results", strict=False)
         formats = tuple(loaded.formats)
         candidates = {
-            set_id: NamedCounts(rs.name, rs.counts_by_task(), source=source, formats=formats)
+            set_id: NamedCounts(
+                rs.name,
+                rs.counts_by_task(),
+                source=source,
+                formats=formats,
+                skipped=tuple(loaded.skipped),
+            )
             for set_id, rs in zip(ids, loaded.result_sets, strict=True)
         }
     if wanted:

@@ -28,7 +28,7 @@ from .stats.clustered import ClusteredReliability, clustered_reliability
 from .stats.compare import Comparison, compare
 from .stats.coverage import CoverageCheck, check_coverage
 from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
-from .stats.headline import Headline, choose_headline
+from .stats.headline import Headline, choose_headline, uncalibrated
 from .stats.plain import decimals
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import fit_population
@@ -128,6 +128,12 @@ class SetReport:
         """Whether the page should say in words that the plug-in overstates."""
         share = self.plugin_bias_share
         return share is not None and share > BIAS_NOTE_SHARE
+
+    @property
+    def uncalibrated(self) -> float | None:
+        """The headline interval's own measured coverage when it is short of its claimed
+        level beyond Monte-Carlo noise (stats.headline.uncalibrated), else None."""
+        return uncalibrated(self.coverage, self.headline.estimator)
 
     @property
     def coverage_shortfall(self) -> float | None:

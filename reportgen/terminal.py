@@ -254,10 +254,44 @@ def warnings_text(warnings: Sequence[str]) -> str:
     return "".join(f"warning: {plain_warning(w)}\n" for w in warnings)
 
 
+def uncalibrated_warning(
+    check: CoverageCheck, estimator: str, own: float, few_runs: bool = False
+) -> str:
+    """Said wherever a headline interval is shown whose own measured coverage falls short:
+    its figure, and the interval of the check that came closest to the level if that is
+    another one. `few_runs`: some task has fewer than k runs, where the plug-in's bias,
+    not the number of tasks, is what keeps its interval off the truth."""
+    level = percent(check.confidence)
+    name = COVERAGE_NAMES[f"{estimator}_t"]
+    text = (
+        f"the headline interval ({name}) covered the true value in only {percent1(own)} of "
+        f"simulated suites of this shape, against its claimed {level}: read it as "
+        "uncalibrated"
+    )
+    others = [i for i in check.intervals if i.coverage is not None and i.name != f"{estimator}_t"]
+    best = min(others, key=lambda i: abs(float(i.coverage or 0) - check.confidence), default=None)
+    if best is not None and best.coverage is not None and best.reaches(check.confidence):
+        text += f"; the {COVERAGE_NAMES[best.name]} interval covered {percent1(best.coverage)}"
+    else:
+        top = max([own, *(float(i.coverage or 0) for i in others)])
+        text += f"; no interval here reaches its level (the best covered {percent1(top)})"
+        text += (
+            f"; {check.k} or more runs of every task help most (more tasks alone do not)"
+            if few_runs
+            else "; more tasks help most"
+        )
+    return text
+
+
 def set_warnings(s: SetReport) -> list[str]:
-    """A result set's warnings, and one when no suite interval reaches its level in
-    the coverage check (as its page says)."""
+    """A result set's warnings, and one when its headline interval (or every suite
+    interval) falls short of its level in the coverage check, as its page says."""
     warnings = list(s.warnings)
+    own = s.uncalibrated
+    if own is not None and s.coverage is not None:
+        few_runs = s.estimates.unbiased.estimate is None
+        warnings.append(uncalibrated_warning(s.coverage, s.headline.estimator, own, few_runs))
+        return warnings
     best = s.coverage_shortfall
     if best is not None and s.coverage is not None:
         warnings.append(
@@ -289,6 +323,12 @@ def estimate_text(
         text += "\n" + reliability_text(suite, headline)
         if check is not None and headline is not None:
             text += coverage_text(check, headline)
+            from .stats.headline import uncalibrated
+
+            own = uncalibrated(check, headline.estimator)
+            if own is not None:
+                few_runs = suite.unbiased.estimate is None
+                warnings.append(uncalibrated_warning(check, headline.estimator, own, few_runs))
         elif headline is not None:
             text += headline_text(headline)  # and why, when there was no check to say it
     else:

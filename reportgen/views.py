@@ -16,11 +16,11 @@ from .stats.clustered import ClusteredInterval, ClusteredReliability
 from .stats.compare import Comparison
 from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates, mean_with_t_interval
-from .stats.headline import Headline
+from .stats.headline import Headline, uncalibrated
 from .stats.planner import Plan
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
-from .terminal import set_warnings
+from .terminal import set_warnings, uncalibrated_warning
 
 if TYPE_CHECKING:  # the report model imports these views
     from .history import SiteHistory, TrendPoint
@@ -74,12 +74,16 @@ def interval_json(interval: SuiteInterval) -> Json:
     }
 
 
-def reliability_json(suite: SuiteEstimates, headline: Headline | None = None) -> Json:
-    """Both reliability@k estimates; with `headline`, which one leads and why."""
+def reliability_json(
+    suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
+) -> Json:
+    """Both reliability@k estimates; with `headline`, which one leads and why, and its
+    interval's own measured coverage when `check` found it short (else null)."""
     body: Json = {"tasks": len(suite.tasks)}
     if headline is not None:
         body["headline"] = headline.estimator
         body["headline_reason"] = headline.reason
+        body["headline_uncalibrated"] = uncalibrated(check, headline.estimator)
     body["plugin"] = interval_json(suite.plugin)
     body["unbiased"] = interval_json(suite.unbiased)
     return body
@@ -120,13 +124,18 @@ def estimate_json(
     suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
 ) -> Json:
     """The whole `reportgen estimate --format json` document."""
+    warnings = list(suite.warnings)
+    own = None if headline is None else uncalibrated(check, headline.estimator)
+    if own is not None and check is not None and headline is not None:
+        few_runs = suite.unbiased.estimate is None
+        warnings.append(uncalibrated_warning(check, headline.estimator, own, few_runs))
     return {
         "k": suite.k,
         "confidence": suite.confidence,
         "tasks": [task_json(suite.tasks, i) for i in range(len(suite.tasks))],
-        "reliability_at_k": reliability_json(suite, headline),
+        "reliability_at_k": reliability_json(suite, headline, check),
         "coverage": None if check is None else coverage_json(check),
-        "warnings": list(suite.warnings),
+        "warnings": warnings,
     }
 
 
@@ -337,7 +346,7 @@ def summary_set_json(s: SetReport) -> Json:
         "format": rs.format,
         "excluded_runs": rs.excluded_runs,
         "tasks": tasks,
-        "reliability_at_k": reliability_json(s.estimates, s.headline),
+        "reliability_at_k": reliability_json(s.estimates, s.headline, s.coverage),
         # As the terminal and the build print them, with the coverage check's shortfall.
         "warnings": set_warnings(s),
     }

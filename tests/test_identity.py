@@ -551,3 +551,133 @@ def test_serve_prints_the_warnings_build_prints(tmp_path: Path) -> None:
         assert "takes the folder's name" in text
     finally:
         preview.server.server_close()
+
+
+# ------------------------------------------------------------ found in review
+
+
+def test_a_table_whose_rows_only_sometimes_name_the_suite_is_one_set(tmp_path: Path) -> None:
+    """Rows without a suite fall back to the file's name, as the Python reader does; the
+    DuckDB grouping must key them the same (it refused the table as tasks given twice)."""
+    table = tmp_path / "foo.csv"
+    table.write_text("task,passed,suite\na,true,foo\na,false,\nb,true,foo\nb,true,\n")
+    (rs,) = load_sources([Source(table)]).result_sets
+    assert (rs.suite, [(t.id, t.successes, t.runs) for t in rs.tasks]) == (
+        "foo",
+        [("a", 1, 2), ("b", 2, 2)],
+    )
+
+
+def test_swe_bench_reports_whose_names_give_no_model_are_not_pooled(tmp_path: Path) -> None:
+    for name in ("claude", "gpt"):
+        resolved = name == "gpt"
+        report = {
+            "submitted_ids": ["t"],
+            "resolved_ids": ["t"] if resolved else [],
+            "unresolved_ids": [] if resolved else ["t"],
+        }
+        (tmp_path / f"{name}.json").write_text(json.dumps(report))
+    paths = [tmp_path / "claude.json", tmp_path / "gpt.json"]
+    sets = read(*paths, format="swe-bench")
+    assert sets == {"claude": {"t": (0, 1, 0)}, "gpt": {"t": (1, 1, 0)}}
+
+
+def test_a_run_folder_given_as_dot_is_named_as_the_folder_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "2025-06-01__10-00-00"
+    shutil.copytree(TB / "20250924_droid_gpt-5" / "tb_rc2_g5_1", run)
+    doc = json.loads((run / "run_metadata.json").read_text())
+    doc["run_id"] = run.name
+    (run / "run_metadata.json").write_text(json.dumps(doc))
+    by_path = {rs.model for rs in load_sources([Source(run)]).result_sets}
+    monkeypatch.chdir(run)
+    assert {rs.model for rs in load_sources([Source(Path("."))]).result_sets} == by_path
+    assert by_path == {f"Factory Droid ({tmp_path.name})"}
+
+
+def test_harbor_names_a_trial_without_agent_info_as_its_job_s_others(tmp_path: Path) -> None:
+    """config.agent.model_name carries the provider ("anthropic/claude-sonnet-4-5");
+    agent_info keeps it apart. Named alike, one agent's trials stay one set. (A custom
+    agent's config may name it by its import path, unlike agent_info: then the harness's
+    own records disagree, and the sets say so.)"""
+    job = tmp_path / "job"
+    shutil.copytree(FIXTURES / "harnesses" / "harbor" / "2025-11-05__14-30-00", job)
+    trial = sorted(job.glob("*/result.json"))[0]
+    doc = json.loads(trial.read_text())
+    assert doc["config"]["agent"]["model_name"].endswith(
+        "/" + doc["agent_info"]["model_info"]["name"]
+    )
+    doc["agent_info"] = None
+    trial.write_text(json.dumps(doc))
+    assert list(read(job)) == ["terminus-2 (claude-sonnet-4-5) · terminal-bench"]
+
+
+def test_check_does_not_pair_a_lone_baseline_set_of_another_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = "".join(f'{{"task": "t{i % 4}", "passed": true}}\n' for i in range(12))
+    (tmp_path / "now.jsonl").write_text(runs)
+    (tmp_path / "before.jsonl").write_text(runs)
+    site = tmp_path / "site"
+    argv = ["build", str(tmp_path / "now.jsonl"), "-o", str(site), "--model", "m"]
+    assert main(argv, out=io.StringIO()) == 0
+    check = ["check", str(site), "--baseline", str(tmp_path / "before.jsonl"), "--max-drop", "0.1"]
+    status, _, err = run_cli([*check, "--model", "other"], capsys)
+    assert status == 1 and "no suite / model of the report" in err + _
+    status, out, _ = run_cli([*check, "--model", "m"], capsys)
+    assert status == 0 and "taken as the report's" in out
+
+
+def test_check_and_compare_list_what_they_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "good.jsonl").write_text(_jsonl([("m", "t1", 0, True), ("m", "t2", 1, True)]))
+    (folder / "bad.jsonl").write_text('{"task": "t1", "passed": "x"}\n')
+    site = tmp_path / "site"
+    assert main(["build", str(folder / "good.jsonl"), "-o", str(site)], out=io.StringIO()) == 0
+    argv = ["check", str(site), "--baseline", str(folder), "--max-drop", "0.5", "--skip-unreadable"]
+    status, _, err = run_cli([*argv, "--allow-unmatched"], capsys)
+    assert status == 0 and f"warning: skipped {folder / 'bad.jsonl'}" in err
+    argv = ["compare", str(folder), str(folder / "good.jsonl"), "--skip-unreadable"]
+    status, _, err = run_cli(argv, capsys)
+    assert f"warning: skipped {folder / 'bad.jsonl'}" in err
+
+
+def test_skip_unreadable_skips_a_file_whose_names_no_page_can_show(tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "good.jsonl").write_text(_jsonl([("m", "t1", 0, True)]))
+    (folder / "ctl.jsonl").write_text('{"task": "a\\u0007", "passed": true}\n')
+    loaded = load_sources([Source(folder, skip_unreadable=True)])
+    assert [t.id for rs in loaded.result_sets for t in rs.tasks] == ["t1"]
+    assert [path for path, _ in loaded.skipped] == [str(folder / "ctl.jsonl")]
+
+
+def test_a_set_names_only_the_inputs_that_held_its_runs(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(_jsonl([("m1", "t", 0, True)]))
+    second.write_text(_jsonl([("m2", "t", 1, True)]))
+    loaded = load_sources([Source(first), Source(second)])
+    assert {rs.model: rs.sources for rs in loaded.result_sets} == {
+        "m1": [str(first)],
+        "m2": [str(second)],
+    }
+
+
+def test_a_rebuild_sees_an_edit_of_the_run_metadata_beside_a_results_file(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "2025-06-01__10-00-00"
+    shutil.copytree(TB / "20250924_droid_gpt-5" / "tb_rc2_g5_1", run)
+    site = tmp_path / "site"
+    argv = ["build", str(run / "results.json"), "-o", str(site)]
+    assert main(argv, out=io.StringIO()) == 0
+    doc = json.loads((run / "run_metadata.json").read_text())
+    doc["model_name"] = "gpt-5"
+    (run / "run_metadata.json").write_text(json.dumps(doc))
+    assert main(argv, out=io.StringIO()) == 0
+    (rs,) = json.loads((site / "report.json").read_text())["result_sets"]
+    assert rs["model"] == "Factory Droid (gpt-5)"

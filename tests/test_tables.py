@@ -895,7 +895,7 @@ def test_jsonl_through_duckdb_takes_escapes_and_numbers_to_the_end(tmp_path: Pat
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tally = Tally(Source(path), Problems())
     assert read_jsonl_through_duckdb(Source(path), tally, 1 << 20)
-    (rs,) = tally.result_sets("jsonl", [])
+    (rs,) = tally.result_sets("jsonl")
     assert [t.id for t in rs.tasks] == [str(t) for t in tasks]
     slow = _jsonl_result(path)
     saved = jsonl.DUCKDB_MIN_BYTES
@@ -914,7 +914,7 @@ def test_jsonl_through_duckdb_takes_clean_files_and_hands_back_the_rest(tmp_path
     clean = TABLES / "airline-runs.jsonl"
     tally = Tally(Source(clean), Problems())
     assert read_jsonl_through_duckdb(Source(clean), tally, 1 << 20)
-    (rs,) = tally.result_sets("jsonl", [])
+    (rs,) = tally.result_sets("jsonl")
     assert {t.id: (t.successes, t.runs) for t in rs.tasks} == reference_counts()
     for bad in ('{"task": "a"}', '{"task": "a", "passed": "yes"}', "[1]", '{"task": "a", "passed'):
         path = tmp_path / "bad.jsonl"
@@ -1016,7 +1016,7 @@ def test_duckdb_works_in_bounded_memory_and_spills_into_a_folder_of_its_own(
     )
     tally = Tally(Source(runs), Problems())
     if table.read_jsonl_through_duckdb(Source(runs), tally, 1 << 20):
-        (rs,) = tally.result_sets("jsonl", [])
+        (rs,) = tally.result_sets("jsonl")
         counts = {t.id: (t.successes, t.runs) for t in rs.tasks}
         assert counts == {f"task-{j}": (80, 120) for j in range(500)}
     assert list(work.iterdir()) == [] and list(spills.iterdir()) == []

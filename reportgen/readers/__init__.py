@@ -48,6 +48,7 @@ __all__ = [
     "load_sources",
     "prepare_input",
     "read_inputs",
+    "side_files",
 ]
 
 READERS: tuple[Reader, ...] = (
@@ -79,6 +80,16 @@ def _and_list(names: list[str]) -> str:
 _SCORER_FORMATS = _and_list(list(SCORER_FORMATS))
 _SCORE_FORMATS = _and_list([r.name for r in READERS if r.scores])
 _TABLES = (table.CSV.name, table.PARQUET.name)
+
+
+def side_files(path: Path) -> list[Path]:
+    """Files besides an input file that a reader may also read: Terminal-Bench's
+    run_metadata.json beside a run's results.json or two folders above a trial's, and
+    Harbor's trial.log, named in a run's note. A cache of the input must cover them."""
+    found = [path.parent / "run_metadata.json", path.parent / "trial.log"]
+    if len(path.parents) > 2:
+        found.append(path.parents[2] / "run_metadata.json")
+    return found
 
 
 def formats_text() -> str:
@@ -244,7 +255,7 @@ def read_inputs(
     if len(problems.items) > before:
         return []
     paths = [str(source.path) for source, _ in inputs]
-    sets = tally.result_sets(name, paths)
+    sets = tally.result_sets(name)
     if not any(rs.tasks for rs in sets) and len(skipped) == skipped_before:
         problems.add(f"{', '.join(paths)}: no tasks found")
     return sets

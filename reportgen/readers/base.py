@@ -139,6 +139,9 @@ class Tally:
         self.named_by: dict[tuple[str, str], dict[str, str]] = {}
         #: Each group's figures as the harness reported them (add_figure).
         self.figures: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        #: Each group's inputs (as given) that held some of its runs, in order.
+        self.inputs_of: dict[tuple[str, str], list[str]] = {}
+        self._input = ""
         self._last_group = ("", "")
         self._last_key: tuple[str | None, str | None] | None = None
         self._last_tasks: dict[str, _TaskTally] = {}
@@ -159,6 +162,22 @@ class Tally:
         out unreadable and is skipped): no run of a skipped file is counted."""
         self._held = []
 
+    def _check_held(
+        self,
+        position: int | str,
+        task: str,
+        suite: str | None,
+        model: str | None,
+        category: str | None,
+    ) -> None:
+        """While held, the checks that adding would make of names, made now: a file whose
+        names no page can show is then skipped like any other unreadable file."""
+        for what, text in (("task id", task), ("suite", suite), ("model", model)):
+            if text is not None:
+                self._check_text(position, what, text)
+        if category is not None:
+            self._check_text(position, "category", category)
+
     def keep(self) -> None:
         held, self._held = self._held or [], None
         for method, args, kwargs in held:
@@ -173,6 +192,7 @@ class Tally:
         # only says what the file is. A folder given as "." or ".." is named as the folder
         # it is (symbolic links kept).
         self._last_key = None  # the same names may fall back to another suite now
+        self._input = str(path)
         folder = Path(os.path.abspath(path if path.is_dir() else path.parent))
         named = folder.name or str(path)
         if path.is_dir() or (path.stem.lower() in GENERIC_STEMS and not unprintable(named)):
@@ -204,6 +224,11 @@ class Tally:
             folder = Path(os.path.abspath(self._files[-1].parent))
             self._default_suite = (folder.name, NAMED_BY_FOLDER)
             self._last_key = None
+
+    @property
+    def fallback_suite(self) -> str:
+        """The suite of runs whose file names none: the input's folder's or file's name."""
+        return self._default_suite[0]
 
     def where(self, position: int | str) -> str:
         return position if isinstance(position, str) else self.locate(position)
@@ -255,6 +280,9 @@ class Tally:
         else:
             model_by = read_from.get("model", NAMED_BY_FILE_CONTENT) if model else ""
         key = self._last_group = (suite, model or "")
+        inputs = self.inputs_of.setdefault(key, [])
+        if self._input not in inputs:
+            inputs.append(self._input)
         tasks = self.groups.get(key)
         if tasks is None:
             tasks = self.groups[key] = {}
@@ -283,6 +311,7 @@ class Tally:
     ) -> None:
         """One run; `note` says why it was not evaluated (passed None), where known."""
         if self._held is not None:
+            self._check_held(position, task, suite, model, category)
             args = (position, task, passed, suite, model, run, category, url, note)
             self._held.append((self.add_run, args, {}))
             return
@@ -333,6 +362,7 @@ class Tally:
     ) -> None:
         """A task given as counts only (the YAML suite file): no runs, no run order."""
         if self._held is not None:
+            self._check_held(where, task, suite, model, category)
             kwargs = {"suite": suite, "model": model, "category": category, "excluded": excluded}
             self._held.append((self.add_counts, (where, task, successes, runs), kwargs))
             return
@@ -364,6 +394,7 @@ class Tally:
         grouped in DuckDB): its (successes, evaluated runs, excluded runs) and its
         run codes, one byte per run, so the task page can still draw the runs."""
         if self._held is not None:
+            self._check_held(where, task, suite, model, category)
             kwargs = {"suite": suite, "model": model, "category": category, "urls": urls}
             self._held.append((self.add_task, (where, task, counts, codes), kwargs))
             return
@@ -381,8 +412,8 @@ class Tally:
         tally.ordered = True
         tally.urls = urls or {}
 
-    def result_sets(self, format_name: str, sources: list[str]) -> list[ResultSet]:
-        """One result set per (suite, model) read, each naming `sources`, the inputs given."""
+    def result_sets(self, format_name: str) -> list[ResultSet]:
+        """One result set per (suite, model) read, each naming the inputs that held it."""
         sets = []
         for key, tasks in self.groups.items():
             suite_name, model_name = key
@@ -393,7 +424,7 @@ class Tally:
                     model=model_name,
                     name=self.source.name or _default_name(suite_name, model_name),
                     format=format_name,
-                    sources=list(sources),
+                    sources=list(self.inputs_of[key]),
                     tasks=counted,
                     named_by=dict(self.named_by[key]),
                     figures=list(self.figures.get(key, ())),

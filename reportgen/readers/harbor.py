@@ -21,6 +21,7 @@ named by `scorer:`.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def read_harbor(source: Source, tally: Tally) -> None:
     if model is None and len(path.parents) > 1:
         # No agent or model named: each job folder (<job>/<trial>/result.json) is taken
         # as one agent, so that a folder of several jobs never pools them (said on the page).
-        model = path.parents[1].name
+        model = Path(os.path.abspath(path)).parents[1].name
         tally.named_from(suite="source", model=NAMED_BY_FOLDER)
     where = str(path)
     exception = doc.get("exception_info")
@@ -162,7 +163,12 @@ def _model(doc: dict[str, Any]) -> str | None:
     agent = config.get("agent") if isinstance(config, dict) else None
     if not isinstance(agent, dict):
         return None
-    return agent_with_model(agent.get("name"), agent.get("model_name"))
+    # "anthropic/claude-sonnet-4-5" there is model_info's "claude-sonnet-4-5" (with its
+    # provider apart): named as agent_info names it, one agent's trials stay one set.
+    model = agent.get("model_name")
+    if isinstance(model, str) and "/" in model:
+        model = model.split("/", 1)[1]
+    return agent_with_model(agent.get("name"), model)
 
 
 def _is_job_summary(doc: dict[str, Any]) -> bool:

@@ -78,8 +78,9 @@ def read_swe_bench(source: Source, tally: Tally) -> None:
     model, run = model_and_run(path)
     # The report names neither its model nor its dataset: the model is in the file's
     # name by SWE-bench's convention, and the suite falls back to the folder's name.
-    tally.named_from(model="the file's name, <model>.<run_id>.json")
-    tally.suite_from_name()
+    if model is not None:
+        tally.named_from(model="the file's name, <model>.<run_id>.json")
+        tally.suite_from_name()
     for i, task in enumerate(submitted):
         in_lists = lists.get(task, [])
         passed: bool | None

@@ -179,12 +179,21 @@ def _text(cols: _Columns, field: str, *, integers: bool = False) -> str:
     raise _Bad(f"column {name!r} ({field}) holds {sql_type} values; expected {kind}")
 
 
-def _group_keys(source: Source, suite: str, model: str) -> str:
+def _own(suite: str | None, tally: Tally) -> str | None:
+    """A group's suite as the file named it: None for rows grouped under the Tally's
+    fallback (see _group_keys), so the page says the suite is a guess from a name."""
+    return None if suite == tally.fallback_suite else suite
+
+
+def _group_keys(source: Source, suite: str, model: str, fallback: str) -> str:
     """SQL for the (suite, model) a row belongs to, as the Tally keys it: the config's
-    names first, then the row's; a row without a suite is given the one the Tally falls
-    back to (NULL here), and no model. Grouped on these, runs that the Tally would
-    merge are merged here too."""
-    suite = _literal(source.suite) if source.suite else suite
+    names first, then the row's; a row without a suite is given the suite the Tally
+    falls back to (`fallback`), and no model. Grouped on these, runs that the Tally
+    would merge are merged here too."""
+    if source.suite:
+        suite = _literal(source.suite)
+    elif suite != "NULL":  # without the column the Tally names (and marks) the fallback
+        suite = f"coalesce({suite}, {_literal(fallback)})"
     model = _literal(source.model) if source.model else f"coalesce({model}, '')"
     return f"{suite} AS suite, {model} AS model"
 
@@ -389,7 +398,7 @@ def _read_runs(
             TRY_CAST({run} AS BIGINT) AS run_number,
             {_passed_code(cols, source.threshold)} AS code,
             {passed} AS passed_raw,
-            {_group_keys(source, _text(cols, "suite"), _text(cols, "model"))},
+            {_group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
             {_text(cols, "category")} AS category, {_text(cols, "url")} AS url
         FROM src"""
     )
@@ -442,7 +451,7 @@ def _read_runs(
             task,
             (passes, passes + fails, excluded),
             codes.encode("ascii").translate(_DIGITS),
-            suite=suite,
+            suite=_own(suite, tally),
             model=model,
             category=category,
             urls=urls.get(key),
@@ -527,7 +536,7 @@ def _read_counts(
             {_count_value(cols, "excluded")} AS excluded,
             {", ".join(f"{_ident(cols.names[f])} AS raw_{f}" for f in ("successes", "runs"))},
             {_ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
-            {_group_keys(source, _text(cols, "suite"), _text(cols, "model"))},
+            {_group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
             {_text(cols, "category")} AS category
         FROM src"""
     )
@@ -618,7 +627,7 @@ def _read_counts(
             task,
             c,
             n,
-            suite=suite,
+            suite=_own(suite, tally),
             model=model,
             category=category,
             excluded=x,
@@ -978,7 +987,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
 
     try:
         with _plain_path(source.path) as plain, _connect() as con:
-            tasks = _jsonl_tasks(con, plain, source, max_line)
+            tasks = _jsonl_tasks(con, plain, source, max_line, tally.fallback_suite)
     except duckdb.Error:
         return False
     if tasks is None:
@@ -989,7 +998,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
             task,
             counts,
             codes,
-            suite=suite,
+            suite=_own(suite, tally),
             model=model,
             category=category,
             urls=urls,
@@ -1024,7 +1033,7 @@ _Task = tuple[str, str, str, tuple[int, int, int], bytes, str | None, dict[int, 
 
 
 def _jsonl_tasks(
-    con: duckdb.DuckDBPyConnection, plain: str, source: Source, max_line: int
+    con: duckdb.DuckDBPyConnection, plain: str, source: Source, max_line: int, fallback: str
 ) -> list[_Task] | None:
     columns = ", ".join(f"{_literal(key)}: 'JSON'" for key in _JSONL_KEYS)
     # Each field comes back as JSON text, which DuckDB writes in one canonical form
@@ -1064,7 +1073,7 @@ def _jsonl_tasks(
             coalesce({text(task)}, {task}) AS task,
             CASE WHEN {passed} IS NULL THEN {EXCLUDED}
                 WHEN {passed} IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
-            {_group_keys(source, text('"suite"'), text('"model"'))},
+            {_group_keys(source, text('"suite"'), text('"model"'), fallback)},
             {text('"category"')} AS category, {text(url)} AS url,
             CASE WHEN {is_whole(run)} THEN CAST({run} AS BIGINT) END AS run_number,
             {text(run)} AS run_text,

@@ -119,6 +119,7 @@ def _run_metadata(run: Path, tally: Tally) -> tuple[str | None, str | None]:
     Without the file the run's folder stands for both agent and model.
     """
     path = run / "run_metadata.json"
+    run = Path(os.path.abspath(run))  # "." names the folder it is
     doc = load_json_document(path, tally.problems) if path.is_file() else None
     if not isinstance(doc, dict):
         if path.is_file() and doc is not None:
@@ -136,7 +137,7 @@ def _run_metadata(run: Path, tally: Tally) -> tuple[str | None, str | None]:
         return dataset, agent_with_model(agent, model)
     holder = run.parent if run.name == doc.get("run_id") and run.parent.name else run
     tally.named_from(suite="run_metadata.json: dataset_name", model=NAMED_BY_FOLDER)
-    return dataset, agent_with_model(agent, Path(os.path.abspath(holder)).name)
+    return dataset, agent_with_model(agent, holder.name)
 
 
 def _add_trial(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .coverage import CoverageCheck
+from .coverage import NEAR_NOMINAL, CoverageCheck
 from .plain import decimals
 
 # ---------------------------------------------------------------- the headline
@@ -22,6 +22,19 @@ class Headline:
 def _share(value: float) -> str:
     """0.8125 -> '81.3%', as the coverage tables beside the reason write it."""
     return f"{decimals(value * 100, 1)}%"
+
+
+def uncalibrated(check: CoverageCheck | None, estimator: str) -> float | None:
+    """The headline interval's own measured coverage when it falls short of its claimed
+    level by more than max(NEAR_NOMINAL, two Monte-Carlo standard errors): what every
+    output must then say beside it. None when it does not, or was not measured."""
+    if check is None:
+        return None
+    interval = check.get(f"{estimator}_t")
+    if interval.coverage is None or interval.monte_carlo_error is None:
+        return None
+    margin = max(NEAR_NOMINAL, 2.0 * interval.monte_carlo_error)
+    return interval.coverage if interval.coverage < check.confidence - margin else None
 
 
 def choose_headline(

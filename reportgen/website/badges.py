@@ -15,7 +15,7 @@ import yaml
 
 from ..report import Report, SetReport
 from ..stats.plain import decimals
-from ..terminal import bracket, has_bidi_marks, isolate_bidi, percent
+from ..terminal import bracket, has_bidi_marks, isolate_bidi, percent, percent1
 
 # shields.io named colours, from worst to best.
 _COLOURS = ((0.9, "brightgreen"), (0.75, "green"), (0.5, "yellow"), (0.25, "orange"), (0.0, "red"))
@@ -46,7 +46,15 @@ def badge_message(s: SetReport) -> str:
     if p.low is not None and p.high is not None:
         level = percent(s.estimates.confidence)
         text += f", {level} [{decimals(p.low, 2)}, {decimals(p.high, 2)}]"
+        if s.uncalibrated is not None:
+            text += " (interval uncalibrated)"
     return text
+
+
+def set_colour(s: SetReport) -> str:
+    """The badge's colour: by the headline value, grey when its interval is uncalibrated
+    (no colour vouches for that number)."""
+    return "lightgrey" if s.uncalibrated is not None else badge_colour(s.lead.estimate)
 
 
 def badge_json(s: SetReport) -> bytes:
@@ -55,7 +63,7 @@ def badge_json(s: SetReport) -> bytes:
         "schemaVersion": 1,
         "label": s.result_set.name,
         "message": badge_message(s),
-        "color": badge_colour(s.lead.estimate),
+        "color": set_colour(s),
     }
     return (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
@@ -76,7 +84,7 @@ def _text_width(text: str) -> int:
 def badge_svg(s: SetReport) -> bytes:
     """A flat two-part badge, drawn here so no badge service is needed."""
     label, message = s.result_set.name, badge_message(s)
-    colour = _HEX[badge_colour(s.lead.estimate)]
+    colour = _HEX[set_colour(s)]
     left, right = _text_width(label), _text_width(message)
     width = left + right
     title = f"{label}: {message}"
@@ -135,6 +143,11 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
     name = f"reliability@{k} ({s.lead_label})"
     if p.low is not None and p.high is not None:
         name += f", {level} interval {bracket(p.low, p.high)}"
+        if s.uncalibrated is not None:
+            name += (
+                f" (uncalibrated: it covered the true value in {percent1(s.uncalibrated)} "
+                "of simulated suites of this shape)"
+            )
     entry = {
         "model-index": [
             {

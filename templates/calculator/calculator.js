@@ -241,6 +241,8 @@
         headline_reason: defined
           ? "it has no bias by construction"
           : "the unbiased estimate is undefined: it needs k runs of every task",
+        // Measured only by a coverage check, which the calculator does not run.
+        headline_uncalibrated: null,
         plugin: meanWithT(plugin, level),
         unbiased: meanWithT(unbiased, level),
       },

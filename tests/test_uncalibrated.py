@@ -1,0 +1,125 @@
+"""A headline interval whose own measured coverage falls short says so everywhere it is
+shown (issue 37): estimate, summary, the set page and the overview, the badges, the
+Hugging Face snippet and check's JSON, all for the same suite and with the same figure.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reportgen.cli import main
+from reportgen.stats.coverage import NEAR_NOMINAL
+from reportgen.terminal import percent1
+
+#: 40 tasks of two runs each at k = 5: only the plug-in is defined, and in simulated
+#: suites of this shape its interval covers far less than 95%.
+COUNTS = [(i % 3 if i % 3 < 2 else 2, 2) for i in range(40)]
+K = "5"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    out = io.StringIO()
+    status = main(argv, out=out)
+    return status, out.getvalue(), capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("uncalibrated")
+    lines = [
+        json.dumps({"task": f"t{i}", "passed": j < c, "run": j})
+        for i, (c, n) in enumerate(COUNTS)
+        for j in range(n)
+    ]
+    results = folder / "agent.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    site = folder / "site"
+    assert main(["build", str(results), "-k", K, "-o", str(site)], out=io.StringIO()) == 0
+    return results, site
+
+
+def test_every_output_says_the_headline_interval_is_uncalibrated(
+    built: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    results, site = built
+    doc = json.loads((site / "report.json").read_text())
+    (rs,) = doc["result_sets"]
+    reliability = rs["reliability_at_k"]
+    own = reliability["headline_uncalibrated"]
+    assert reliability["headline"] == "plugin" and own is not None
+    # The figure is the headline interval's own row of the coverage check.
+    (row,) = [i for i in rs["coverage"]["intervals"] if i["interval"] == "plugin_t"]
+    assert own == row["coverage"]
+    assert own < doc["confidence"] - max(NEAR_NOMINAL, 2 * row["monte_carlo_error"])
+    said = percent1(own)
+
+    status, text, _ = run(["summary", str(results), "-k", K], capsys)
+    flat = " ".join(text.split())
+    assert status == 0
+    assert (
+        "warning: the headline interval (plug-in, Student-t across tasks) covered the true "
+        f"value in only {said}" in flat
+    )
+    status, text, _ = run(["summary", str(results), "-k", K, "--format", "json"], capsys)
+    (summary_set,) = json.loads(text)["result_sets"]
+    assert summary_set["reliability_at_k"]["headline_uncalibrated"] == own
+
+    suite = [f"{c}/{n}" for c, n in COUNTS]
+    status, text, _ = run(["estimate", "--suite", *suite, "-k", K], capsys)
+    assert f"covered the true value in only {said}" in " ".join(text.split())
+
+    page = (site / "sets" / rs["id"] / "index.html").read_text()
+    assert f"it covered the true value only {said} of the time" in " ".join(page.split())
+    overview = " ".join((site / "index.html").read_text().split())
+    assert (
+        "Interval uncalibrated: in simulated suites of this shape it covered the true value "
+        f"only {said}" in overview
+    )
+
+    badge = json.loads((site / "badges" / f"{rs['id']}.json").read_text())
+    assert badge["message"].endswith("(interval uncalibrated)") and badge["color"] == "lightgrey"
+    svg = (site / "badges" / f"{rs['id']}.svg").read_text()
+    assert "(interval uncalibrated)" in svg
+    snippet = (site / "badges" / f"{rs['id']}.md").read_text()
+    model_index = yaml.safe_load(snippet.split("```yaml\n")[1].split("```")[0])
+    (metric,) = model_index["model-index"][0]["results"][0]["metrics"]
+    assert f"(uncalibrated: it covered the true value in {said}" in metric["name"]
+
+    status, text, _ = run(
+        ["check", str(site), "--min-reliability", "0", "--format", "json"], capsys
+    )
+    (figure,) = json.loads(text)["suite"]["result_sets"]
+    assert figure["headline_uncalibrated"] == own
+
+
+def test_a_calibrated_headline_says_nothing_of_the_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [
+        json.dumps({"task": f"t{i}", "passed": j < 6 + i % 5, "run": j})
+        for i in range(60)
+        for j in range(10)
+    ]
+    results = tmp_path / "agent.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    status, text, _ = run(["summary", str(results), "--format", "json"], capsys)
+    (rs,) = json.loads(text)["result_sets"]
+    assert status == 0 and rs["reliability_at_k"]["headline_uncalibrated"] is None
+    assert not any("uncalibrated" in w for w in rs["warnings"])
+
+
+def test_check_refuses_a_damaged_uncalibrated_figure(
+    built: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, site = built
+    doc = json.loads((site / "report.json").read_text())
+    doc["result_sets"][0]["reliability_at_k"]["headline_uncalibrated"] = "low"
+    damaged = tmp_path / "report.json"
+    damaged.write_text(json.dumps(doc))
+    status, _, err = run(["check", str(damaged), "--min-reliability", "0"], capsys)
+    assert status == 2 and "headline_uncalibrated: expected a number from 0 to 1 or null" in err
