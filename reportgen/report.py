@@ -89,6 +89,10 @@ class SetReport:
         """Where the set's model and suite names were taken from, for its page."""
         return naming_note(self.result_set)
 
+    def on(self, estimator: str) -> SuiteInterval:
+        """reliability@k on one estimator ("plugin" or "unbiased"), with its t interval."""
+        return self.estimates.unbiased if estimator == "unbiased" else self.estimates.plugin
+
     @property
     def lead_label(self) -> str:
         return "unbiased" if self.headline.estimator == "unbiased" else "plug-in"
@@ -197,6 +201,19 @@ class Report:
     history: SiteHistory | None = None
     #: (file, why) for each input file left out with --skip-unreadable.
     skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def shared_estimator(self) -> str:
+        """The estimator the overview compares every set on, so that it sets like beside
+        like: the one most sets lead with, the unbiased one on a tie (as the headline
+        rule prefers it). Each set's own headline is marked where it differs."""
+        leads = [s.headline.estimator for s in self.sets]
+        return "plugin" if leads.count("plugin") > leads.count("unbiased") else "unbiased"
+
+    @property
+    def leads_differ(self) -> bool:
+        """Whether the sets lead with different estimators (then the overview says so)."""
+        return len({s.headline.estimator for s in self.sets}) > 1
 
 
 # ---------------------------------------------------------------- slugs

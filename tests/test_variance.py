@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -460,3 +461,50 @@ def test_clustered_se_matches_pairwise_form_and_ignores_order(
     shuffled = clustered_mean_interval([x[i] for i in order], [relabel[g[i]] for i in order])
     assert shuffled.se == pytest.approx(result.se, abs=1e-12)
     assert shuffled.estimate == pytest.approx(result.estimate, abs=1e-12)
+
+
+def test_a_two_task_page_never_calls_noise_larger_than_the_whole_a_share_of_it(
+    tmp_path: Path,
+) -> None:
+    """2/5 and 3/5: the pass rates vary by 0.020, less than the 0.060 their runs' noise
+    alone would make. The page said "about 0.060 (100.0%)" of the 0.020."""
+    from reportgen.cli import main
+
+    suite = tmp_path / "two.yaml"
+    suite.write_text(
+        "suite: two\ntasks:\n"
+        "  - {id: a, successes: 2, runs: 5}\n"
+        "  - {id: b, successes: 3, runs: 5}\n"
+    )
+    site = tmp_path / "site"
+    assert main(["build", str(suite), "-o", str(site)]) == 0
+    (page,) = (site / "sets").glob("*/index.html")
+    text = " ".join(page.read_text().split())
+    v = decompose_variance([2, 3], [5, 5])
+    assert v.within is not None and v.total is not None and v.within > v.total
+    assert (
+        f"The variance of the pass rate across tasks ({v.total:.3f}) is no larger than the "
+        f"sampling noise each task's finite runs would make by themselves (about {v.within:.3f})"
+    ) in text
+    assert "(100.0%) is the sampling noise" not in text
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(
+        st.integers(2, 8).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+        min_size=2,
+        max_size=4,
+    )
+)
+def test_the_split_the_page_states_adds_up_over_small_suites(pairs: list[tuple[int, int]]) -> None:
+    """The page states "about within (share) is noise and between is difference" only
+    when within < total; then the two parts add up to the whole and the share is theirs."""
+    v = decompose_variance([c for c, _ in pairs], [n for _, n in pairs])
+    assert v.total is not None and v.within is not None and v.between is not None
+    if v.within_share is None or v.within >= v.total:
+        assert v.between == 0.0 or v.within_share is None
+        return
+    assert v.between == pytest.approx(v.total - v.within)
+    assert 0.0 <= v.within_share <= 1.0
+    assert v.within_share == pytest.approx(v.within / v.total)

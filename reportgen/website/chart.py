@@ -530,13 +530,19 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     k, level = report.k, percent(report.confidence)
     rows = []
     labels = chart_labels([s.result_set.name for s in report.sets])
+    # Every set on one estimator (Report.shared_estimator): like beside like.
+    shared = report.shared_estimator
+    shared_label = "unbiased" if shared == "unbiased" else "plug-in"
+    undefined = []
     for s, label in zip(report.sets, labels, strict=True):
-        p = s.lead
+        p = s.on(shared)
         if p.estimate is None:
+            undefined.append(s.result_set.name)
             continue
+        own = f"; its headline is the {s.lead_label}" if s.headline.estimator != shared else ""
         rows.append(
             {
-                "set": f"{label} ({s.lead_label})",
+                "set": f"{label} ({shared_label}{own})",
                 "estimate": p.estimate,
                 "low": p.estimate if p.low is None else p.low,
                 "high": p.estimate if p.high is None else p.high,
@@ -544,7 +550,11 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         )
     data = datasets.add(rows)
     y = alt.Y("set:N", title=None, sort=None, axis=alt.Axis(labelLimit=220))
-    x_title = f"reliability@{k} (headline estimate), {level} interval"
+    x_title = (
+        f"reliability@{k} ({shared_label}, for every set), {level} interval"
+        if report.leads_differ
+        else f"reliability@{k} (headline estimate), {level} interval"
+    )
     rules = (
         alt.Chart(data)
         .mark_rule(color=BLUE, strokeWidth=3)
@@ -557,10 +567,21 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     )
     chart = (rules + points).properties(width=WIDTH - 240, height=max(60, 28 * len(rows)))
     title = f"reliability@{k} by result set, {level} intervals"
+    shown = (
+        f"its {shared_label} reliability@{k}, the estimate most sets lead with (a set that "
+        "leads with the other says so)"
+        if report.leads_differ
+        else f"its headline reliability@{k} (the estimator is named with the set)"
+    )
+    missing = (
+        f" No row for {', '.join(undefined)}: its {shared_label} value is undefined (some "
+        "task has fewer than k runs); the table gives its other estimate."
+        if undefined and report.leads_differ
+        else ""
+    )
     description = (
-        f"One row per result set: the diamond is its headline reliability@{k} (the estimator "
-        f"is named with the set), the bar its "
-        f"{level} Student-t interval across tasks. The same numbers are in the table."
+        f"One row per result set: the diamond is {shown}, the bar its "
+        f"{level} Student-t interval across tasks. The same numbers are in the table.{missing}"
     )
     return _render(chart_id, title, description, chart.properties(title=title), datasets)
 
