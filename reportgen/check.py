@@ -19,7 +19,7 @@ from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import describe, json_loads, not_regular
 from .stats.plain import MAX_K, confidence_extreme, decimals
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
-from .terminal import fixed, percent
+from .terminal import fixed, percent, percent1
 
 #: report.json versions `check`, `compare` and `plan` read.
 READABLE_VERSIONS = (1, 2, 3)
@@ -412,6 +412,23 @@ def load_baseline(
 
 def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:
     return {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]}
+
+
+#: Below this measured coverage a headline interval is not gated on without
+#: --accept-uncalibrated: a bar checked against it would pass or fail on noise.
+UNFIT_COVERAGE = 0.80
+
+
+def uncalibrated_sets(report: dict[str, Any], estimator: str) -> list[str]:
+    """The sets whose gated interval (the headline's) covered less than UNFIT_COVERAGE
+    of simulated suites, each as "name (covered 41.6%)"."""
+    found = []
+    for rs in report["result_sets"]:
+        chosen = headline_estimator(rs) if estimator == "headline" else estimator
+        own = rs["reliability_at_k"].get("headline_uncalibrated")
+        if chosen == headline_estimator(rs) and own is not None and own < UNFIT_COVERAGE:
+            found.append(f"{rs['name']} (its interval covered {percent1(own)})")
+    return found
 
 
 #: How many (suite, model) pairs a message lists before it counts the rest.

@@ -535,8 +535,17 @@ def _fraction(flag: str, text: str | None, strict: bool = False) -> float | None
 
 
 def _run_check(args: argparse.Namespace, out: TextIO) -> int:
-    from .check import check_report, check_tasks, load_baseline, read_report, unmatched_sets
+    from .check import (
+        UNFIT_COVERAGE,
+        check_report,
+        check_tasks,
+        load_baseline,
+        read_report,
+        uncalibrated_sets,
+        unmatched_sets,
+    )
     from .check_output import CheckResult, check_github, check_json, check_markdown, check_text
+    from .terminal import percent
 
     minimum = _fraction("--min-reliability", args.min_reliability)
     max_drop = _fraction("--max-drop", args.max_drop)
@@ -571,6 +580,14 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     level = _fraction("--level", args.level, strict=True) or 0.05  # None: not given
     min_task_drop = _fraction("--min-task-drop", args.min_task_drop) or 0.0
     report = read_report(args.report, "report", tasks=args.per_task)
+    unfit = uncalibrated_sets(report, args.estimator)
+    if unfit and (minimum is not None or max_drop is not None) and not args.accept_uncalibrated:
+        raise UserError(
+            f"{', '.join(unfit)}: the headline interval covered the true value in less than "
+            f"{percent(UNFIT_COVERAGE)} of simulated suites of its shape, so a bar on its "
+            "reliability@k would pass or fail on noise; fix the data (runs per task, tasks) "
+            "or give --accept-uncalibrated to gate on it all the same"
+        )
     baseline = None
     if args.baseline is not None:
         baseline = load_baseline(args.baseline, report, args.per_task, reading, given)
@@ -940,6 +957,12 @@ def _check_command(commands: Commands) -> None:
         "or result files",
     )
     parser.add_argument("--max-drop", metavar="X", help="largest acceptable drop from the baseline")
+    parser.add_argument(
+        "--accept-uncalibrated",
+        action="store_true",
+        help="gate on a headline whose interval covered less than 80%% of simulated suites "
+        "of its shape (by default that exits 2: such a bar passes or fails on noise)",
+    )
     parser.add_argument(
         "--allow-unmatched",
         action="store_true",
