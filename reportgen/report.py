@@ -108,6 +108,35 @@ class SetReport:
         return self.estimates.plugin if unbiased else self.estimates.unbiased
 
     @property
+    def headline_interval(self) -> tuple[float | None, float | None, str | None]:
+        """The interval shown with the headline, and how it was made when it is not the
+        lead's Student-t interval. That one has zero width when every task has the same
+        pass^k (it measures only differences between tasks), which would read as a
+        certainty the runs cannot give: then the two-stage bootstrap's, which also
+        redraws each task's runs; or none, when that has zero width too."""
+        lead = self.lead
+        if lead.low is None or lead.high is None or lead.high - lead.low > 1e-12:
+            return lead.low, lead.high, None
+        low, high = self.bootstrap_interval
+        if low is not None and high is not None and high - low > 1e-12:
+            return (
+                low,
+                high,
+                (
+                    "two-stage bootstrap: the Student-t interval across tasks has zero width, "
+                    f"since every task has the same pass^{self.estimates.k}"
+                ),
+            )
+        return (
+            None,
+            None,
+            (
+                f"no interval: every task has the same pass^{self.estimates.k} and redrawing "
+                "runs changes nothing, which says the runs agree, not that the value is exact"
+            ),
+        )
+
+    @property
     def bootstrap_interval(self) -> tuple[float | None, float | None]:
         """The two-stage bootstrap interval shown beside the t intervals."""
         return shown_bootstrap_interval(self.bootstrap)
@@ -137,7 +166,15 @@ class SetReport:
     def uncalibrated(self) -> float | None:
         """The headline interval's own measured coverage when it is short of its claimed
         level beyond Monte-Carlo noise (stats.headline.uncalibrated), else None."""
-        return uncalibrated(self.coverage, self.headline.estimator)
+        return uncalibrated(self.coverage, self.headline.estimator, self.headline_interval_name)
+
+    @property
+    def headline_interval_name(self) -> str:
+        """Which of the coverage check's intervals the headline shows (headline_interval)."""
+        shown_by = self.headline_interval[2]
+        if shown_by is not None and shown_by.startswith("two-stage bootstrap"):
+            return "bootstrap"
+        return f"{self.headline.estimator}_t"
 
     @property
     def coverage_shortfall(self) -> float | None:

@@ -255,20 +255,19 @@ def warnings_text(warnings: Sequence[str]) -> str:
 
 
 def uncalibrated_warning(
-    check: CoverageCheck, estimator: str, own: float, few_runs: bool = False
+    check: CoverageCheck, name: str, own: float, few_runs: bool = False
 ) -> str:
     """Said wherever a headline interval is shown whose own measured coverage falls short:
     its figure, and the interval of the check that came closest to the level if that is
     another one. `few_runs`: some task has fewer than k runs, where the plug-in's bias,
     not the number of tasks, is what keeps its interval off the truth."""
     level = percent(check.confidence)
-    name = COVERAGE_NAMES[f"{estimator}_t"]
     text = (
-        f"the headline interval ({name}) covered the true value in only {percent1(own)} of "
-        f"simulated suites of this shape, against its claimed {level}: read it as "
-        "uncalibrated"
+        f"the headline interval ({COVERAGE_NAMES[name]}) covered the true value in only "
+        f"{percent1(own)} of simulated suites of this shape, against its claimed {level}: "
+        "read it as uncalibrated"
     )
-    others = [i for i in check.intervals if i.coverage is not None and i.name != f"{estimator}_t"]
+    others = [i for i in check.intervals if i.coverage is not None and i.name != name]
     best = min(others, key=lambda i: abs(float(i.coverage or 0) - check.confidence), default=None)
     if best is not None and best.coverage is not None and best.reaches(check.confidence):
         text += f"; the {COVERAGE_NAMES[best.name]} interval covered {percent1(best.coverage)}"
@@ -290,7 +289,8 @@ def set_warnings(s: SetReport) -> list[str]:
     own = s.uncalibrated
     if own is not None and s.coverage is not None:
         few_runs = s.estimates.unbiased.estimate is None
-        warnings.append(uncalibrated_warning(s.coverage, s.headline.estimator, own, few_runs))
+        name = s.headline_interval_name
+        warnings.append(uncalibrated_warning(s.coverage, name, own, few_runs))
         return warnings
     best = s.coverage_shortfall
     if best is not None and s.coverage is not None:
@@ -328,7 +328,8 @@ def estimate_text(
             own = uncalibrated(check, headline.estimator)
             if own is not None:
                 few_runs = suite.unbiased.estimate is None
-                warnings.append(uncalibrated_warning(check, headline.estimator, own, few_runs))
+                name = f"{headline.estimator}_t"
+                warnings.append(uncalibrated_warning(check, name, own, few_runs))
         elif headline is not None:
             text += headline_text(headline)  # and why, when there was no check to say it
     else:

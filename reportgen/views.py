@@ -75,15 +75,19 @@ def interval_json(interval: SuiteInterval) -> Json:
 
 
 def reliability_json(
-    suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
+    suite: SuiteEstimates,
+    headline: Headline | None = None,
+    check: CoverageCheck | None = None,
+    interval_name: str | None = None,
 ) -> Json:
     """Both reliability@k estimates; with `headline`, which one leads and why, and its
-    interval's own measured coverage when `check` found it short (else null)."""
+    interval's own measured coverage when `check` found it short (else null).
+    `interval_name`: the check's interval the headline shows, when not its t interval."""
     body: Json = {"tasks": len(suite.tasks)}
     if headline is not None:
         body["headline"] = headline.estimator
         body["headline_reason"] = headline.reason
-        body["headline_uncalibrated"] = uncalibrated(check, headline.estimator)
+        body["headline_uncalibrated"] = uncalibrated(check, headline.estimator, interval_name)
     body["plugin"] = interval_json(suite.plugin)
     body["unbiased"] = interval_json(suite.unbiased)
     return body
@@ -128,7 +132,7 @@ def estimate_json(
     own = None if headline is None else uncalibrated(check, headline.estimator)
     if own is not None and check is not None and headline is not None:
         few_runs = suite.unbiased.estimate is None
-        warnings.append(uncalibrated_warning(check, headline.estimator, own, few_runs))
+        warnings.append(uncalibrated_warning(check, f"{headline.estimator}_t", own, few_runs))
     return {
         "k": suite.k,
         "confidence": suite.confidence,
@@ -346,7 +350,9 @@ def summary_set_json(s: SetReport) -> Json:
         "format": rs.format,
         "excluded_runs": rs.excluded_runs,
         "tasks": tasks,
-        "reliability_at_k": reliability_json(s.estimates, s.headline, s.coverage),
+        "reliability_at_k": reliability_json(
+            s.estimates, s.headline, s.coverage, s.headline_interval_name
+        ),
         # As the terminal and the build print them, with the coverage check's shortfall.
         "warnings": set_warnings(s),
     }

@@ -128,3 +128,50 @@ def test_check_refuses_a_damaged_uncalibrated_figure(
     argv = ["check", str(damaged), "--min-reliability", "0", "--accept-uncalibrated"]
     status, _, err = run(argv, capsys)
     assert status == 2 and "headline_uncalibrated: expected a number from 0 to 1 or null" in err
+
+
+def _site_of(tmp_path: Path, counts: list[tuple[int, int]]) -> tuple[Path, dict]:
+    tasks = "".join(
+        f"  - {{id: t{i}, successes: {c}, runs: {n}}}\n" for i, (c, n) in enumerate(counts)
+    )
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(f"suite: same\nmodel: m\ntasks:\n{tasks}")
+    site = tmp_path / "site"
+    assert main(["build", str(suite), "-o", str(site)], out=io.StringIO()) == 0
+    (rs,) = json.loads((site / "report.json").read_text())["result_sets"]
+    return site, rs
+
+
+def test_a_zero_width_interval_is_never_the_headline(tmp_path: Path) -> None:
+    """Two tasks with the same counts: every t interval across tasks has zero width
+    ("[0.216, 0.216]" once led the page). The headline shows the two-stage bootstrap's,
+    which also redraws runs, and says why, on the pages, the badge and the snippet."""
+    site, rs = _site_of(tmp_path, [(6, 10), (6, 10)])
+    lead = rs["reliability_at_k"][rs["reliability_at_k"]["headline"]]
+    assert lead["low"] == pytest.approx(lead["high"])  # the t interval: zero width
+    boot = rs["bootstrap"]["shown"]
+    assert boot["high"] - boot["low"] > 0.01
+    shown = f"[{boot['low']:.3f}, {boot['high']:.3f}]"
+    page = " ".join((site / rs["page"]).read_text().split())
+    headline_card = page.split('id="headline-heading"')[1].split("</div>")[0]
+    assert f"95% interval {shown} (two-stage bootstrap: the Student-t interval" in headline_card
+    overview = " ".join((site / "index.html").read_text().split())
+    assert f"95% interval {shown} (two-stage bootstrap)" in overview
+    badge = json.loads((site / "badges" / f"{rs['id']}.json").read_text())
+    assert badge["message"].endswith(f"[{boot['low']:.2f}, {boot['high']:.2f}] (bootstrap)")
+    snippet = (site / "badges" / f"{rs['id']}.md").read_text()
+    model_index = yaml.safe_load(snippet.split("```yaml\n")[1].split("```")[0])
+    (metric,) = model_index["model-index"][0]["results"][0]["metrics"]
+    assert f"interval {shown} (two-stage bootstrap: the Student-t interval" in metric["name"]
+
+
+def test_runs_that_all_agree_give_no_headline_interval(tmp_path: Path) -> None:
+    site, rs = _site_of(tmp_path, [(10, 10), (10, 10), (10, 10)])
+    page = " ".join((site / rs["page"]).read_text().split())
+    headline_card = page.split('id="headline-heading"')[1].split("</div>")[0]
+    assert "no interval: every task has the same pass^3 and redrawing runs changes nothing" in (
+        headline_card
+    )
+    assert "[1.000, 1.000]" not in headline_card
+    badge = json.loads((site / "badges" / f"{rs['id']}.json").read_text())
+    assert "[" not in badge["message"]

@@ -24,13 +24,18 @@ def _share(value: float) -> str:
     return f"{decimals(value * 100, 1)}%"
 
 
-def uncalibrated(check: CoverageCheck | None, estimator: str) -> float | None:
+def uncalibrated(
+    check: CoverageCheck | None, estimator: str, interval_name: str | None = None
+) -> float | None:
     """The headline interval's own measured coverage when it falls short of its claimed
     level by more than max(NEAR_NOMINAL, two Monte-Carlo standard errors): what every
-    output must then say beside it. None when it does not, or was not measured."""
+    output must then say beside it. None when it does not, or was not measured.
+
+    The headline interval is the estimator's Student-t interval unless `interval_name`
+    names another of the check's ("bootstrap", where the t interval has zero width)."""
     if check is None:
         return None
-    interval = check.get(f"{estimator}_t")
+    interval = check.get(interval_name or f"{estimator}_t")
     if interval.coverage is None or interval.monte_carlo_error is None:
         return None
     margin = max(NEAR_NOMINAL, 2.0 * interval.monte_carlo_error)

@@ -43,10 +43,13 @@ def badge_message(s: SetReport) -> str:
     if p.estimate is None:
         return f"{head} n/a"
     text = f"{head} {decimals(p.estimate, 2)}"
-    if p.low is not None and p.high is not None:
+    low, high, how = s.headline_interval
+    if low is not None and high is not None:
         level = percent(s.estimates.confidence)
-        text += f", {level} [{decimals(p.low, 2)}, {decimals(p.high, 2)}]"
-        if s.uncalibrated is not None:
+        text += f", {level} [{decimals(low, 2)}, {decimals(high, 2)}]"
+        if how is not None:
+            text += " (bootstrap)"
+        elif s.uncalibrated is not None:
             text += " (interval uncalibrated)"
     return text
 
@@ -141,9 +144,12 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
     markdown = f"[![reliability@{k}: {markdown_text(s.result_set.name)}]({badge})]({page})"
     p = s.lead
     name = f"reliability@{k} ({s.lead_label})"
-    if p.low is not None and p.high is not None:
-        name += f", {level} interval {bracket(p.low, p.high)}"
-        if s.uncalibrated is not None:
+    low, high, how = s.headline_interval
+    if low is not None and high is not None:
+        name += f", {level} interval {bracket(low, high)}"
+        if how is not None:
+            name += f" ({how})"
+        elif s.uncalibrated is not None:
             name += (
                 f" (uncalibrated: it covered the true value in {percent1(s.uncalibrated)} "
                 "of simulated suites of this shape)"
