@@ -203,13 +203,18 @@ def test_tasks_short_of_k_runs_are_warned_of_one_by_one_only_when_few(short: int
     if short == 45:
         assert summary == (
             "every task has fewer than k = 5 runs, so unbiased pass^5, pass@5 and "
-            "reliability@5 are undefined (null); the plug-in estimates stand"
+            "reliability@5 are undefined (null); the plug-in estimates stand; -k 2, the "
+            "most runs every task has, gives every task its unbiased values"
         )
         return
     tasks = f"{short} task{'s have' if short > 1 else ' has'} fewer than 5 runs"
     assert summary.startswith(f"unbiased reliability@5 is undefined (null) because {tasks}")
     own = ", which leaves their own unbiased pass^5 and pass@5 undefined too: t0"
     assert (own in summary) == (short > 3)
+    # Most tasks short (40 of 45): the k every task has runs for is suggested.
+    assert summary.endswith(
+        "-k 2, the most runs every task has, gives every task its unbiased values"
+    ) == (short > 22)
     assert ("more" in summary) == (short > 10)
 
 

@@ -175,3 +175,23 @@ def test_runs_that_all_agree_give_no_headline_interval(tmp_path: Path) -> None:
     assert "[1.000, 1.000]" not in headline_card
     badge = json.loads((site / "badges" / f"{rs['id']}.json").read_text())
     assert "[" not in badge["message"]
+
+
+def test_most_tasks_short_of_k_runs_suggest_the_k_the_data_supports(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two runs a task and the default k = 3 left every unbiased value n/a, and nothing
+    said that -k 2 would not."""
+    status, text, _ = run(
+        ["estimate", "--suite", "1/2", "2/2", "0/2", "1/3", "--format", "json"], capsys
+    )
+    warnings = json.loads(text)["warnings"]
+    assert status == 0
+    assert any(
+        w.endswith("; -k 2, the most runs every task has, gives every task its unbiased values")
+        for w in warnings
+    )
+    # A few short tasks among many: no suggestion (the undefined ones are named instead).
+    suite = ["1/2"] + ["3/5"] * 9
+    status, text, _ = run(["estimate", "--suite", *suite, "--format", "json"], capsys)
+    assert not any("the most runs every task has" in w for w in json.loads(text)["warnings"])

@@ -336,10 +336,18 @@ def estimate_suite(
                 f"{names[i]} has {counted(int(tasks.runs[i]), 'run', 'runs')}, fewer than k = {k}: "
                 f"its unbiased pass^{k} and pass@{k} are undefined (null)"
             )
+    # Where most tasks are short of k runs, the k the data supports: the most runs
+    # every task has (2 runs a task and the default k = 3 left every unbiased value n/a).
+    fewest = int(tasks.runs.min())
+    supported = (
+        f"; -k {fewest}, the most runs every task has, gives every task its unbiased values"
+        if 2 * len(short) > len(tasks) and 1 <= fewest < k
+        else ""
+    )
     if len(short) == len(tasks) > 1:
         warnings.append(
             f"every task has fewer than k = {k} runs, so unbiased pass^{k}, pass@{k} and "
-            f"reliability@{k} are undefined (null); the plug-in estimates stand"
+            f"reliability@{k} are undefined (null); the plug-in estimates stand{supported}"
         )
     elif len(short):
         # Past a few tasks this one line also says what the lines per task said
@@ -352,7 +360,7 @@ def estimate_suite(
         warnings.append(
             f"unbiased reliability@{k} is undefined (null) because "
             f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs{also}: "
-            f"{_name_list([names[i] for i in short])}"
+            f"{_name_list([names[i] for i in short])}{supported}"
         )
     if len(tasks) < 2:
         warnings.append(ONE_TASK_WARNING)

@@ -562,8 +562,12 @@
     ];
     var notes = [];
     if (s.short_tasks) {
+      var fewest = Math.min.apply(null, pairs.map(function (p) { return p[1]; }));
+      var supported = 2 * s.short_tasks > pairs.length && fewest >= 1 && fewest < k
+        ? " With k = " + fewest + ", the most runs every task has, every task has its unbiased values."
+        : "";
       notes.push(s.short_tasks + (s.short_tasks === 1 ? " task has" : " tasks have") + " fewer than k = " + k +
-        " runs, so the unbiased reliability@" + k + " is undefined and the plug-in one leads.");
+        " runs, so the unbiased reliability@" + k + " is undefined and the plug-in one leads." + supported);
     }
     if (pairs.length > 1 && rel.plugin.sd === 0 && (rel.unbiased.sd === 0 || rel.unbiased.sd === null)) {
       notes.push((pairs.length === 2 ? "Both" : "All " + pairs.length) + " tasks have the same pass^" + k + ", so the intervals across tasks have zero width: " +
