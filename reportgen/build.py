@@ -25,7 +25,7 @@ from .cache import key as cache_key
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
 from .readers import SCORER_FORMATS, Loaded, load_sources
-from .terminal import set_warnings, terminal_safe
+from .terminal import set_warnings, skipped_warnings, terminal_safe
 from .website.chart_engine import Converter
 from .website.charts import PendingCharts, SiteCharts, drawing_key
 from .website.replay import ReplayEnvironment, guard, replay_page
@@ -600,7 +600,7 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
     progress.clear()
     state = _site_state(on_disk)
     warnings = tuple(
-        [f"skipped {path}: {why}" for path, why in report.skipped]
+        skipped_warnings(report.skipped)
         + [f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s)]
     )
     if cache is not None:

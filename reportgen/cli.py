@@ -25,7 +25,7 @@ from . import __version__
 from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError, os_reason
 from .stats.plain import DEFAULT_CONFIDENCE, MAX_K, confidence_extreme, counted
-from .terminal import estimate_text, terminal_safe, warnings_text
+from .terminal import estimate_text, skipped_warnings, terminal_safe, warnings_text
 
 if TYPE_CHECKING:
     from .config import Config
@@ -447,8 +447,7 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
 
 def _say_skipped(skipped: Sequence[tuple[str, str]]) -> None:
     """The files --skip-unreadable left out, one warning each, as build prints them."""
-    lines = [f"skipped {path}: {why}" for path, why in skipped]
-    sys.stderr.write(terminal_safe(warnings_text(lines)))
+    sys.stderr.write(terminal_safe(warnings_text(skipped_warnings(skipped))))
 
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:

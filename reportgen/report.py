@@ -70,8 +70,7 @@ class SetReport:
     @property
     def lead(self) -> SuiteInterval:
         """The headline reliability@k with its t interval."""
-        unbiased = self.headline.estimator == "unbiased"
-        return self.estimates.unbiased if unbiased else self.estimates.plugin
+        return self.on(self.headline.estimator)
 
     @property
     def run_totals(self) -> tuple[int, int, int]:
@@ -104,36 +103,43 @@ class SetReport:
     @property
     def other(self) -> SuiteInterval:
         """The reliability@k shown beside the headline."""
-        unbiased = self.headline.estimator == "unbiased"
-        return self.estimates.plugin if unbiased else self.estimates.unbiased
+        return self.on("plugin" if self.headline.estimator == "unbiased" else "unbiased")
+
+    @property
+    def headline_interval_name(self) -> str:
+        """Which of the coverage check's intervals the headline shows: the lead's
+        Student-t interval, unless that has zero width (every task has the same pass^k:
+        it measures only differences between tasks, and would read as a certainty the
+        runs cannot give) while the two-stage bootstrap's, which also redraws each
+        task's runs, does not."""
+        lead = self.lead
+        if lead.low is not None and lead.high is not None and lead.high - lead.low <= 1e-12:
+            low, high = self.bootstrap_interval
+            if low is not None and high is not None and high - low > 1e-12:
+                return "bootstrap"
+        return f"{self.headline.estimator}_t"
 
     @property
     def headline_interval(self) -> tuple[float | None, float | None, str | None]:
-        """The interval shown with the headline, and how it was made when it is not the
-        lead's Student-t interval. That one has zero width when every task has the same
-        pass^k (it measures only differences between tasks), which would read as a
-        certainty the runs cannot give: then the two-stage bootstrap's, which also
-        redraws each task's runs; or none, when that has zero width too."""
-        lead = self.lead
-        if lead.low is None or lead.high is None or lead.high - lead.low > 1e-12:
-            return lead.low, lead.high, None
-        low, high = self.bootstrap_interval
-        if low is not None and high is not None and high - low > 1e-12:
+        """The interval shown with the headline (headline_interval_name), and how it was
+        made when it is not the lead's Student-t interval; none when both that and the
+        bootstrap's have zero width."""
+        lead, k = self.lead, self.estimates.k
+        if self.headline_interval_name == "bootstrap":
+            low, high = self.bootstrap_interval
             return (
                 low,
                 high,
-                (
-                    "two-stage bootstrap: the Student-t interval across tasks has zero width, "
-                    f"since every task has the same pass^{self.estimates.k}"
-                ),
+                "two-stage bootstrap: the Student-t interval across tasks has zero width, "
+                f"since every task has the same pass^{k}",
             )
+        if lead.low is None or lead.high is None or lead.high - lead.low > 1e-12:
+            return lead.low, lead.high, None
         return (
             None,
             None,
-            (
-                f"no interval: every task has the same pass^{self.estimates.k} and redrawing "
-                "runs changes nothing, which says the runs agree, not that the value is exact"
-            ),
+            f"no interval: every task has the same pass^{k} and redrawing runs changes "
+            "nothing, which says the runs agree, not that the value is exact",
         )
 
     @property
@@ -167,14 +173,6 @@ class SetReport:
         """The headline interval's own measured coverage when it is short of its claimed
         level beyond Monte-Carlo noise (stats.headline.uncalibrated), else None."""
         return uncalibrated(self.coverage, self.headline.estimator, self.headline_interval_name)
-
-    @property
-    def headline_interval_name(self) -> str:
-        """Which of the coverage check's intervals the headline shows (headline_interval)."""
-        shown_by = self.headline_interval[2]
-        if shown_by is not None and shown_by.startswith("two-stage bootstrap"):
-            return "bootstrap"
-        return f"{self.headline.estimator}_t"
 
     @property
     def coverage_shortfall(self) -> float | None:

@@ -282,6 +282,28 @@ def uncalibrated_warning(
     return text
 
 
+def estimate_warnings(
+    suite: SuiteEstimates, headline: Headline | None, check: CoverageCheck | None
+) -> list[str]:
+    """`estimate`'s warnings, in text and in JSON: the suite's own, and the headline
+    interval's shortfall in the coverage check."""
+    warnings = list(suite.warnings)
+    if check is not None and headline is not None:
+        from .stats.headline import uncalibrated
+
+        own = uncalibrated(check, headline.estimator)
+        if own is not None:
+            few_runs = suite.unbiased.estimate is None
+            name = f"{headline.estimator}_t"
+            warnings.append(uncalibrated_warning(check, name, own, few_runs))
+    return warnings
+
+
+def skipped_warnings(skipped: Sequence[tuple[str, str]]) -> list[str]:
+    """A warning for each file --skip-unreadable left out, as every command says it."""
+    return [f"skipped {path}: {why}" for path, why in skipped]
+
+
 def set_warnings(s: SetReport) -> list[str]:
     """A result set's warnings, and one when its headline interval (or every suite
     interval) falls short of its level in the coverage check, as its page says."""
@@ -318,18 +340,11 @@ def estimate_text(
         "(Wilson for the pass rate, mapped through x^k for pass^k)\n\n"
     )
     text = intro + body
-    warnings = list(suite.warnings)
+    warnings = estimate_warnings(suite, headline, check)
     if len(suite.tasks) > 1 or as_suite:
         text += "\n" + reliability_text(suite, headline)
         if check is not None and headline is not None:
             text += coverage_text(check, headline)
-            from .stats.headline import uncalibrated
-
-            own = uncalibrated(check, headline.estimator)
-            if own is not None:
-                few_runs = suite.unbiased.estimate is None
-                name = f"{headline.estimator}_t"
-                warnings.append(uncalibrated_warning(check, name, own, few_runs))
         elif headline is not None:
             text += headline_text(headline)  # and why, when there was no check to say it
     else:

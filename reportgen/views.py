@@ -20,7 +20,7 @@ from .stats.headline import Headline, uncalibrated
 from .stats.planner import Plan
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
-from .terminal import set_warnings, uncalibrated_warning
+from .terminal import estimate_warnings, set_warnings
 
 if TYPE_CHECKING:  # the report model imports these views
     from .history import SiteHistory, TrendPoint
@@ -128,18 +128,13 @@ def estimate_json(
     suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
 ) -> Json:
     """The whole `reportgen estimate --format json` document."""
-    warnings = list(suite.warnings)
-    own = None if headline is None else uncalibrated(check, headline.estimator)
-    if own is not None and check is not None and headline is not None:
-        few_runs = suite.unbiased.estimate is None
-        warnings.append(uncalibrated_warning(check, f"{headline.estimator}_t", own, few_runs))
     return {
         "k": suite.k,
         "confidence": suite.confidence,
         "tasks": [task_json(suite.tasks, i) for i in range(len(suite.tasks))],
         "reliability_at_k": reliability_json(suite, headline, check),
         "coverage": None if check is None else coverage_json(check),
-        "warnings": warnings,
+        "warnings": estimate_warnings(suite, headline, check),
     }
 
 
