@@ -17,6 +17,7 @@ from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .readers.base import describe, json_loads, not_regular
+from .stats.headline import UNFIT_COVERAGE
 from .stats.plain import MAX_K, confidence_extreme, decimals
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
 from .terminal import fixed, percent, percent1
@@ -121,6 +122,16 @@ def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
                         f"{where}.reliability_at_k.{estimator}.{key}: expected a number or "
                         f"null, got {describe(value)}"
                     )
+        partial = reliability.get("unbiased_partial") if isinstance(reliability, dict) else None
+        if partial is not None and not (
+            isinstance(partial, dict)
+            and _is_number(partial.get("estimate"))
+            and _is_whole(partial.get("tasks"))
+        ):
+            yield (
+                f"{where}.reliability_at_k.unbiased_partial: expected null or an estimate "
+                "with its number of tasks"
+            )
         if tasks:
             yield from _task_problems(where, rs.get("tasks"))
 
@@ -163,8 +174,25 @@ class Verdict:
 
 
 def _value(rs: dict[str, Any], estimator: str) -> float | None:
-    value = rs["reliability_at_k"][estimator]["estimate"]
+    """The set's reliability@k on `estimator`; where some tasks have fewer than k runs,
+    the unbiased one over the tasks that have k (as its pages show it)."""
+    part = _partial(rs) if estimator == "unbiased" else None
+    value = (part or rs["reliability_at_k"][estimator])["estimate"]
     return None if value is None else float(value)
+
+
+def _partial(rs: dict[str, Any]) -> dict[str, Any] | None:
+    part = rs["reliability_at_k"].get("unbiased_partial")
+    return part if isinstance(part, dict) else None
+
+
+def _label(rs: dict[str, Any], estimator: str) -> str:
+    if estimator == "plugin":
+        return "plug-in"
+    part = _partial(rs) if estimator == "unbiased" else None
+    if part is None:
+        return estimator
+    return f"unbiased over {part['tasks']} of {rs['reliability_at_k'].get('tasks', '?')} tasks"
 
 
 def headline_estimator(rs: dict[str, Any]) -> str:
@@ -204,7 +232,7 @@ def check_report(
         name = rs["name"]
         chosen = headline_estimator(rs) if estimator == "headline" else estimator
         value = _value(rs, chosen)
-        label = f"reliability@{k} ({'plug-in' if chosen == 'plugin' else chosen})"
+        label = f"reliability@{k} ({_label(rs, chosen)})"
         figure: dict[str, Any] = {"name": name, "estimator": chosen, "value": value}
         if chosen == headline_estimator(rs):
             # Its own measured coverage when short of the level (report.json v3 builds
@@ -412,11 +440,6 @@ def load_baseline(
 
 def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:
     return {t["id"]: (t["successes"], t["runs"]) for t in rs["tasks"]}
-
-
-#: Below this measured coverage a headline interval is not gated on without
-#: --accept-uncalibrated: a bar checked against it would pass or fail on noise.
-UNFIT_COVERAGE = 0.80
 
 
 def uncalibrated_sets(report: dict[str, Any], estimator: str) -> list[str]:

@@ -133,7 +133,7 @@ def _add_level_and_format(parser: argparse.ArgumentParser, from_reports: bool = 
 def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
     from .stats.coverage import check_coverage
     from .stats.estimate import EstimateError, estimate_suite
-    from .stats.headline import choose_headline
+    from .stats.headline import UNFIT_COVERAGE, choose_headline, supported, uncalibrated
     from .stats.population import fit_population
     from .views import estimate_json
 
@@ -163,10 +163,18 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
         if every_run is None:
             check = check_coverage(runs_per_task, k, population, confidence)
     headline = choose_headline(check, suite.unbiased.estimate is not None, every_run)
+    own = uncalibrated(check, headline.interval)
+    instead = (
+        supported(suite.tasks.successes, suite.tasks.runs, k, confidence)
+        if own is not None and own < UNFIT_COVERAGE
+        else None
+    )
     if args.format == "json":
-        out.write(json.dumps(estimate_json(suite, headline, check), indent=2) + "\n")
+        out.write(json.dumps(estimate_json(suite, headline, check, instead), indent=2) + "\n")
     else:
-        out.write(estimate_text(suite, headline, check, as_suite=bool(args.suite)))
+        out.write(
+            estimate_text(suite, headline, check, as_suite=bool(args.suite), supported=instead)
+        )
     return EXIT_OK
 
 
@@ -535,7 +543,6 @@ def _fraction(flag: str, text: str | None, strict: bool = False) -> float | None
 
 def _run_check(args: argparse.Namespace, out: TextIO) -> int:
     from .check import (
-        UNFIT_COVERAGE,
         check_report,
         check_tasks,
         load_baseline,
@@ -544,6 +551,7 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
         unmatched_sets,
     )
     from .check_output import CheckResult, check_github, check_json, check_markdown, check_text
+    from .stats.headline import UNFIT_COVERAGE
     from .terminal import percent
 
     minimum = _fraction("--min-reliability", args.min_reliability)

@@ -27,11 +27,26 @@ from .stats.bootstrap import (
 from .stats.clustered import ClusteredReliability, clustered_reliability
 from .stats.compare import Comparison, compare
 from .stats.coverage import CoverageCheck, check_coverage
-from .stats.estimate import CurvePoint, SuiteEstimates, SuiteInterval, curve_over_k, estimate_suite
-from .stats.headline import Headline, choose_headline, uncalibrated
+from .stats.estimate import (
+    CurvePoint,
+    IntArray,
+    SuiteEstimates,
+    SuiteInterval,
+    curve_over_k,
+    estimate_suite,
+)
+from .stats.headline import (
+    INTERVAL_KINDS,
+    UNFIT_COVERAGE,
+    Headline,
+    Supported,
+    choose_headline,
+    supported,
+    uncalibrated,
+)
 from .stats.plain import decimals
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
-from .stats.population import fit_population
+from .stats.population import Population, fit_population
 from .stats.task_tests import TaskTests, natural_key, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
 from .views import history_entry, number
@@ -62,6 +77,8 @@ class SetReport:
     coverage: CoverageCheck | None
     #: Which reliability@k leads the pages (chosen from `coverage`).
     headline: Headline
+    #: What leads instead where the headline's interval covered less than UNFIT_COVERAGE.
+    supported: Supported | None = None
 
     @property
     def page(self) -> str:
@@ -89,16 +106,27 @@ class SetReport:
         return naming_note(self.result_set)
 
     def on(self, estimator: str) -> SuiteInterval:
-        """reliability@k on one estimator ("plugin" or "unbiased"), with its t interval."""
-        return self.estimates.unbiased if estimator == "unbiased" else self.estimates.plugin
+        """reliability@k on one estimator ("plugin" or "unbiased"), with its t interval.
+        Where some tasks have fewer than k runs, the unbiased one is over the others."""
+        return self.estimates.on(estimator)
+
+    def label(self, estimator: str) -> str:
+        """How pages name an estimator's value: "plug-in", "unbiased", or, where the
+        unbiased value leaves out tasks with fewer than k runs, how many it covers."""
+        if estimator != "unbiased":
+            return "plug-in"
+        partial = self.estimates.unbiased_partial
+        if partial is None:
+            return "unbiased"
+        return f"unbiased over {partial.df + 1} of {len(self.tasks)} tasks"
 
     @property
     def lead_label(self) -> str:
-        return "unbiased" if self.headline.estimator == "unbiased" else "plug-in"
+        return self.label(self.headline.estimator)
 
     @property
     def other_label(self) -> str:
-        return "plug-in" if self.headline.estimator == "unbiased" else "unbiased"
+        return self.label("plugin" if self.headline.estimator == "unbiased" else "unbiased")
 
     @property
     def other(self) -> SuiteInterval:
@@ -107,40 +135,63 @@ class SetReport:
 
     @property
     def headline_interval_name(self) -> str:
-        """Which of the coverage check's intervals the headline shows: the lead's
-        Student-t interval, unless that has zero width (every task has the same pass^k:
-        it measures only differences between tasks, and would read as a certainty the
-        runs cannot give) while the two-stage bootstrap's, which also redraws each
-        task's runs, does not."""
-        lead = self.lead
-        if lead.low is not None and lead.high is not None and lead.high - lead.low <= 1e-12:
+        """Which of the coverage check's intervals the headline shows: the one chosen
+        with it (Headline.interval), unless that has zero width (every task has the same
+        pass^k: it measures only differences between tasks, and would read as a
+        certainty the runs cannot give) while the two-stage bootstrap's, which also
+        redraws each task's runs, does not."""
+        low, high = self._bounds(self.headline.interval)
+        if low is not None and high is not None and high - low <= 1e-12:
             low, high = self.bootstrap_interval
             if low is not None and high is not None and high - low > 1e-12:
                 return "bootstrap"
-        return f"{self.headline.estimator}_t"
+        return self.headline.interval
+
+    def _bounds(self, name: str) -> tuple[float | None, float | None]:
+        """The bounds of one of the coverage check's intervals, as this page shows it."""
+        if name == "bootstrap":
+            return self.bootstrap_interval
+        if name.startswith("clustered_"):
+            if self.clustered is None:
+                return None, None
+            chosen = self.clustered.unbiased if name.endswith("unbiased") else self.clustered.plugin
+            return chosen.low, chosen.high
+        lead = self.on("unbiased" if name == "unbiased_t" else "plugin")
+        return lead.low, lead.high
+
+    @property
+    def headline_interval_kind(self) -> str:
+        """What kind of interval the headline shows: "Student-t", "two-stage bootstrap"
+        or "cluster-robust"."""
+        return INTERVAL_KINDS[self.headline_interval_name]
 
     @property
     def headline_interval(self) -> tuple[float | None, float | None, str | None]:
         """The interval shown with the headline (headline_interval_name), and how it was
         made when it is not the lead's Student-t interval; none when both that and the
         bootstrap's have zero width."""
-        lead, k = self.lead, self.estimates.k
-        if self.headline_interval_name == "bootstrap":
-            low, high = self.bootstrap_interval
+        name, k = self.headline_interval_name, self.estimates.k
+        low, high = self._bounds(name)
+        if name != self.headline.interval:
             return (
                 low,
                 high,
                 "two-stage bootstrap: the Student-t interval across tasks has zero width, "
                 f"since every task has the same pass^{k}",
             )
-        if lead.low is None or lead.high is None or lead.high - lead.low > 1e-12:
-            return lead.low, lead.high, None
-        return (
-            None,
-            None,
-            f"no interval: every task has the same pass^{k} and redrawing runs changes "
-            "nothing, which says the runs agree, not that the value is exact",
-        )
+        if low is not None and high is not None and high - low <= 1e-12:
+            return (
+                None,
+                None,
+                f"no interval: every task has the same pass^{k} and redrawing runs changes "
+                "nothing, which says the runs agree, not that the value is exact",
+            )
+        how = {
+            "bootstrap": "two-stage bootstrap, which redraws tasks and each task's runs",
+            "clustered_plugin": "cluster-robust across task categories",
+            "clustered_unbiased": "cluster-robust across task categories",
+        }
+        return low, high, how.get(name)
 
     @property
     def bootstrap_interval(self) -> tuple[float | None, float | None]:
@@ -172,7 +223,7 @@ class SetReport:
     def uncalibrated(self) -> float | None:
         """The headline interval's own measured coverage when it is short of its claimed
         level beyond Monte-Carlo noise (stats.headline.uncalibrated), else None."""
-        return uncalibrated(self.coverage, self.headline.estimator, self.headline_interval_name)
+        return uncalibrated(self.coverage, self.headline_interval_name)
 
     @property
     def coverage_shortfall(self) -> float | None:
@@ -402,7 +453,7 @@ def build_report(
                     categories=labels,
                 )
         headline = choose_headline(coverage, estimates.unbiased.estimate is not None, every_run)
-        lead = estimates.unbiased if headline.estimator == "unbiased" else estimates.plugin
+        lead = estimates.on(headline.estimator)
         task_sd = lead.sd if lead.sd else DEFAULT_TASK_SD
         sets.append(
             SetReport(
@@ -435,6 +486,10 @@ def build_report(
                 headline=headline,
             )
         )
+    for s in sets:
+        own = s.uncalibrated
+        if own is not None and own < UNFIT_COVERAGE:
+            s.supported = _supported(s, confidence, results)
     report = Report(
         title=title,
         description=description,
@@ -450,6 +505,18 @@ def build_report(
         entry = history_entry(report, label)
         report.history = site_history(previous, entry, ids, k, confidence)
     return report
+
+
+def _supported(s: SetReport, confidence: float, results: Results) -> Supported:
+    """What the set's pages lead with instead of its headline (stats.headline.supported)."""
+
+    def check(runs: IntArray, k: int, population: Population) -> CoverageCheck:
+        return results.get(
+            "coverage", CoverageCheck, check_coverage, runs, k, population, confidence
+        )
+
+    tasks = s.estimates.tasks
+    return supported(tasks.successes, tasks.runs, s.estimates.k, confidence, check)
 
 
 #: Target half-widths the planner section of each result set's page answers for.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the report model and the statistics (numpy) load only when 
     from .report import Report, SetReport
     from .stats.coverage import CoverageCheck
     from .stats.estimate import SuiteEstimates, SuiteInterval
-    from .stats.headline import Headline
+    from .stats.headline import Headline, Supported
 
 # Characters that change how a terminal or a page shows the text after them: C0 and
 # C1 controls (ESC starts the terminal's escape sequences; CR rewrites a line), the
@@ -193,22 +193,27 @@ def task_header(suite: SuiteEstimates, first: str) -> list[str]:
 
 def reliability_text(suite: SuiteEstimates, headline: Headline | None = None) -> str:
     k, level = suite.k, percent(suite.confidence)
-    mark = {"plugin": "", "unbiased": ""}
+    partial = suite.unbiased_partial
+    mark = {"plugin": "", "unbiased": "", "partial": ""}
     if headline is not None:
-        mark[headline.estimator] = "  (headline)"
+        lead = "partial" if headline.estimator == "unbiased" and partial else headline.estimator
+        mark[lead] = "  (headline)"
     lines = [
         f"reliability@{k} ({counted(len(suite.tasks), 'task', 'tasks')}, {level} Student-t "
         "interval across tasks)",
         "  " + suite_line("plug-in: ", suite.plugin) + mark["plugin"],
         "  " + suite_line("unbiased:", suite.unbiased) + mark["unbiased"],
     ]
+    if partial is not None:
+        covered = f"unbiased over the {partial.df + 1} tasks with {k} or more runs:"
+        lines.append("  " + suite_line(covered, partial) + mark["partial"])
     p = suite.plugin
     if p.sd is not None and p.t is not None:
         lines.append(f"  sd {fixed(p.sd)} (plug-in), t = {fixed(p.t)} with {p.df} df")
     return "\n".join(lines) + "\n"
 
 
-def coverage_text(check: CoverageCheck, headline: Headline) -> str:
+def coverage_text(check: CoverageCheck, headline: Headline, suite: SuiteEstimates) -> str:
     """Each interval's measured coverage, and why the headline leads."""
     rows = [
         [f"  {COVERAGE_NAMES[i.name]}", f"{percent1(i.coverage)} ± {percent1(i.monte_carlo_error)}"]
@@ -224,13 +229,16 @@ def coverage_text(check: CoverageCheck, headline: Headline) -> str:
             for name, value, note in rows
         )
         + "\n"
-        + headline_text(headline)
+        + headline_text(headline, suite)
     )
 
 
-def headline_text(headline: Headline) -> str:
+def headline_text(headline: Headline, suite: SuiteEstimates) -> str:
     """Which estimate leads, and why."""
-    lead = "unbiased" if headline.estimator == "unbiased" else "plug-in"
+    lead = "plug-in"
+    if headline.estimator == "unbiased":
+        partial = suite.unbiased_partial
+        lead = "unbiased" if partial is None else f"unbiased over {partial.df + 1} tasks"
     return (
         textwrap.fill(f"headline: {lead}, because {headline.reason}", 88, subsequent_indent="  ")
         + "\n"
@@ -282,8 +290,28 @@ def uncalibrated_warning(
     return text
 
 
+def supported_text(supported: Supported | None) -> str:
+    """Added to the uncalibrated warning where the headline interval is unfit to lead
+    (stats.headline.Supported): what the pages lead with instead."""
+    if supported is None:
+        return ""
+    what = "the pass rate" if supported.k == 1 else f"reliability@{supported.k} (unbiased)"
+    measured = (
+        f", whose interval covered {percent1(supported.coverage)}"
+        if supported.coverage is not None
+        else ""
+    )
+    return (
+        "; so it is given without an interval, and what the runs support leads instead: "
+        f"{what} {suite_line('', supported.value).strip()}{measured}"
+    )
+
+
 def estimate_warnings(
-    suite: SuiteEstimates, headline: Headline | None, check: CoverageCheck | None
+    suite: SuiteEstimates,
+    headline: Headline | None,
+    check: CoverageCheck | None,
+    supported: Supported | None = None,
 ) -> list[str]:
     """`estimate`'s warnings, in text and in JSON: the suite's own, and the headline
     interval's shortfall in the coverage check."""
@@ -291,11 +319,11 @@ def estimate_warnings(
     if check is not None and headline is not None:
         from .stats.headline import uncalibrated
 
-        own = uncalibrated(check, headline.estimator)
+        own = uncalibrated(check, headline.interval)
         if own is not None:
             few_runs = suite.unbiased.estimate is None
-            name = f"{headline.estimator}_t"
-            warnings.append(uncalibrated_warning(check, name, own, few_runs))
+            text = uncalibrated_warning(check, headline.interval, own, few_runs)
+            warnings.append(text + supported_text(supported))
     return warnings
 
 
@@ -312,7 +340,8 @@ def set_warnings(s: SetReport) -> list[str]:
     if own is not None and s.coverage is not None:
         few_runs = s.estimates.unbiased.estimate is None
         name = s.headline_interval_name
-        warnings.append(uncalibrated_warning(s.coverage, name, own, few_runs))
+        text = uncalibrated_warning(s.coverage, name, own, few_runs)
+        warnings.append(text + supported_text(s.supported))
         return warnings
     best = s.coverage_shortfall
     if best is not None and s.coverage is not None:
@@ -329,6 +358,7 @@ def estimate_text(
     headline: Headline | None = None,
     check: CoverageCheck | None = None,
     as_suite: bool = False,
+    supported: Supported | None = None,
 ) -> str:
     """The `reportgen estimate` table for one or several tasks; `as_suite` (--suite) adds
     the suite block even for one task, as summary and the calculator show it."""
@@ -340,13 +370,13 @@ def estimate_text(
         "(Wilson for the pass rate, mapped through x^k for pass^k)\n\n"
     )
     text = intro + body
-    warnings = estimate_warnings(suite, headline, check)
+    warnings = estimate_warnings(suite, headline, check, supported)
     if len(suite.tasks) > 1 or as_suite:
         text += "\n" + reliability_text(suite, headline)
         if check is not None and headline is not None:
-            text += coverage_text(check, headline)
+            text += coverage_text(check, headline, suite)
         elif headline is not None:
-            text += headline_text(headline)  # and why, when there was no check to say it
+            text += headline_text(headline, suite)  # and why, when there was no check to say it
     else:
         warnings.remove(ONE_TASK_WARNING)  # one task asked about: no suite block to qualify
     if warnings:
@@ -369,9 +399,9 @@ def summary_text(report: Report) -> str:
         block = title + "\n" + table(header, rows, [False] + [True] * 5)
         block += reliability_text(s.estimates, s.headline)
         if s.coverage is not None:
-            block += coverage_text(s.coverage, s.headline)
+            block += coverage_text(s.coverage, s.headline, s.estimates)
         elif len(s.tasks) > 1:
-            block += headline_text(s.headline)
+            block += headline_text(s.headline, s.estimates)
         block += warnings_text(set_warnings(s))
         blocks.append(block)
     intro = f"k = {report.k}; intervals at {percent(report.confidence)}\n\n"

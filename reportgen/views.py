@@ -16,7 +16,7 @@ from .stats.clustered import ClusteredInterval, ClusteredReliability
 from .stats.compare import Comparison
 from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates, mean_with_t_interval
-from .stats.headline import Headline, uncalibrated
+from .stats.headline import Headline, Supported, uncalibrated
 from .stats.planner import Plan
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
@@ -79,17 +79,33 @@ def reliability_json(
     headline: Headline | None = None,
     check: CoverageCheck | None = None,
     interval_name: str | None = None,
+    supported: Supported | None = None,
 ) -> Json:
-    """Both reliability@k estimates; with `headline`, which one leads and why, and its
-    interval's own measured coverage when `check` found it short (else null).
-    `interval_name`: the check's interval the headline shows, when not its t interval."""
+    """Both reliability@k estimates; with `headline`, which one leads, with which of the
+    check's intervals and why, and that interval's own measured coverage when `check`
+    found it short (else null). `interval_name`: the interval the headline shows where it
+    is not the one chosen with it (a zero-width one gives way to the bootstrap's);
+    `supported`: what leads instead where that interval is unfit to."""
     body: Json = {"tasks": len(suite.tasks)}
     if headline is not None:
+        shown = interval_name or headline.interval
         body["headline"] = headline.estimator
+        body["headline_interval"] = shown
         body["headline_reason"] = headline.reason
-        body["headline_uncalibrated"] = uncalibrated(check, headline.estimator, interval_name)
+        body["headline_uncalibrated"] = uncalibrated(check, shown)
     body["plugin"] = interval_json(suite.plugin)
     body["unbiased"] = interval_json(suite.unbiased)
+    partial = suite.unbiased_partial
+    # Null where every task has k runs (then it is `unbiased`) or none has.
+    body["unbiased_partial"] = (
+        None if partial is None else {**interval_json(partial), "tasks": partial.df + 1}
+    )
+    # What pages lead with where the headline interval is unfit to (below 80% coverage).
+    body["supported"] = (
+        None
+        if supported is None
+        else {"k": supported.k, **interval_json(supported.value), "coverage": supported.coverage}
+    )
     return body
 
 
@@ -125,16 +141,19 @@ def coverage_json(check: CoverageCheck) -> Json:
 
 
 def estimate_json(
-    suite: SuiteEstimates, headline: Headline | None = None, check: CoverageCheck | None = None
+    suite: SuiteEstimates,
+    headline: Headline | None = None,
+    check: CoverageCheck | None = None,
+    supported: Supported | None = None,
 ) -> Json:
     """The whole `reportgen estimate --format json` document."""
     return {
         "k": suite.k,
         "confidence": suite.confidence,
         "tasks": [task_json(suite.tasks, i) for i in range(len(suite.tasks))],
-        "reliability_at_k": reliability_json(suite, headline, check),
+        "reliability_at_k": reliability_json(suite, headline, check, None, supported),
         "coverage": None if check is None else coverage_json(check),
-        "warnings": estimate_warnings(suite, headline, check),
+        "warnings": estimate_warnings(suite, headline, check, supported),
     }
 
 
@@ -346,7 +365,7 @@ def summary_set_json(s: SetReport) -> Json:
         "excluded_runs": rs.excluded_runs,
         "tasks": tasks,
         "reliability_at_k": reliability_json(
-            s.estimates, s.headline, s.coverage, s.headline_interval_name
+            s.estimates, s.headline, s.coverage, s.headline_interval_name, s.supported
         ),
         # As the terminal and the build print them, with the coverage check's shortfall.
         "warnings": set_warnings(s),

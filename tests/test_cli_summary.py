@@ -257,7 +257,8 @@ def test_scorer_flag_applies_to_the_inputs_that_have_scorers(
 def test_summary_warns_when_no_interval_reaches_its_level(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Two runs per task and k = 5: only the plug-in is defined, and it covers badly.
+    # Two runs per task and k = 5: nothing unbiased is defined, the plug-in covers badly
+    # and the bootstrap (of the plug-in), which leads, not well either.
     lines = [
         f'{{"task": "t{i}", "passed": {str(j < i % 3).lower()}}}'
         for i in range(40)
@@ -269,24 +270,38 @@ def test_summary_warns_when_no_interval_reaches_its_level(
     said = " ".join(text.split())
     # The headline's own figure, and the best of every interval's.
     found = re.search(
-        r"warning: the headline interval \(plug-in, Student-t across tasks\) covered the true "
+        r"warning: the headline interval \(two-stage bootstrap\) covered the true "
         r"value in only (\d+\.\d)% of simulated suites of this shape, against its claimed 95%: "
         r"read it as uncalibrated; no interval here reaches its level \(the best covered "
         r"(\d+\.\d)%\)",
         said,
     )
-    assert found is not None and float(found.group(1)) <= float(found.group(2)) < 90
+    assert found is not None and float(found.group(1)) == float(found.group(2)) < 80
+    # Below 80% it is not the headline: reliability@2, which every task has runs for, is.
+    instead = re.search(
+        r"so it is given without an interval, and what the runs support leads instead: "
+        r"reliability@2 \(unbiased\) (0\.\d{3}) \[(0\.\d{3}), (0\.\d{3})\], whose interval "
+        r"covered (\d+\.\d)%",
+        said,
+    )
+    assert instead is not None
+    reference = estimate_suite([i % 3 for i in range(40)], [2] * 40, 2).unbiased
+    assert instead.group(1) == f"{reference.estimate:.3f}"
+    assert instead.group(2, 3) == (f"{reference.low:.3f}", f"{reference.high:.3f}")
     status, text, _ = run(["summary", str(path), "-k", "5", "--format", "json"], capsys)
     assert status == 0 and "(null)" in text  # the JSON names its nulls
     # ... and lists the same warnings, the coverage check's shortfall among them.
     (found_set,) = json.loads(text)["result_sets"]
     assert any(
-        w.startswith("the headline interval (plug-in, Student-t across tasks) covered")
+        w.startswith("the headline interval (two-stage bootstrap) covered")
         and f"the best covered {found.group(2)}%" in w
         for w in found_set["warnings"]
     )
     own = found_set["reliability_at_k"]["headline_uncalibrated"]
     assert f"{own * 100:.1f}%" == f"{found.group(1)}%"
+    supported = found_set["reliability_at_k"]["supported"]
+    assert supported["k"] == 2 and supported["estimate"] == reference.estimate
+    assert f"{supported['coverage'] * 100:.1f}" == instead.group(4)
 
 
 def test_plain_warnings_drop_the_json_null_marks_but_not_from_task_names() -> None:
@@ -313,8 +328,9 @@ def test_plain_warnings_drop_the_json_null_marks_but_not_from_task_names() -> No
             assert after.count(name) == before.count(name)
         assert after.replace(named[0], "").replace(named[1], "").count("(null)") == 0
     assert plain[1].endswith("fewer than 3 runs: parse (null) input")
-    assert plain[6].startswith("x (null) has 2 runs")
-    assert plain[9].endswith("on at least one side: 'x (null)'")
+    assert plain[2].startswith("over the 1 task with 3 or more runs")  # no null to mark
+    assert plain[7].startswith("x (null) has 2 runs")
+    assert plain[10].endswith("on at least one side: 'x (null)'")
 
 
 def test_threshold_applies_to_the_inputs_with_scores(

@@ -345,14 +345,37 @@ def test_a_suite_where_every_run_agrees_is_not_called_checked(
     assert f"of every task {word}, so simulated suites cannot test the intervals" in reason
 
 
-def test_k_above_some_runs_leaves_unbiased_unmeasured_and_plugin_leads() -> None:
-    check = check_coverage([2, 10, 10, 10], 3, _population(2, 2), categories=list("aabb"))
-    assert check.get("unbiased_t").coverage is None
+def test_k_above_some_runs_measures_the_unbiased_interval_over_the_tasks_with_k() -> None:
+    """The unbiased interval a page shows there is the one over the tasks with k runs;
+    the check measures that one: as if the short task were not in the suite."""
+    population = _population(2, 2)
+    check = check_coverage([2, 10, 10, 10], 3, population, categories=list("aabb"))
+    alone = check_coverage([10, 10, 10], 3, population)
+    for sampler in (check, alone):
+        assert sampler.get("unbiased_t").coverage is not None
+    with_short, without = check.get("unbiased_t"), alone.get("unbiased_t")
+    noise = math.hypot(with_short.monte_carlo_error or 0, without.monte_carlo_error or 0)
+    assert abs((with_short.coverage or 0) - (without.coverage or 0)) <= 3 * noise
+    # The clustered unbiased interval still needs k runs of every task.
     assert check.get("clustered_unbiased").coverage is None
     assert check.get("plugin_t").coverage is not None
     assert check.get("clustered_plugin").coverage is not None
-    headline = choose_headline(check, unbiased_defined=False)
-    assert headline.estimator == "plugin" and "undefined" in headline.reason
+    # With no task of k runs but one, nothing unbiased is measured.
+    assert check_coverage([2, 2, 10], 3, population).get("unbiased_t").coverage is None
+
+
+def test_the_short_tasks_are_left_out_alike_by_both_samplers() -> None:
+    """Many distinct n take the per-task sampler; few, the multinomial one: both leave
+    the tasks with fewer than k runs out of the unbiased interval, so they agree."""
+    population = _population(3, 2)
+    runs = np.array([1, 2] * 20 + [8] * 40)
+    grouped = check_coverage(runs, 3, population, replicates=3000, bootstrap_replicates=0)
+    spread = np.array([1, 2] * 20 + list(range(3, 43)))
+    direct = check_coverage(spread, 3, population, replicates=3000, bootstrap_replicates=0)
+    for check in (grouped, direct):
+        unbiased = check.get("unbiased_t")
+        assert unbiased.coverage is not None and unbiased.reaches(0.95), unbiased
+        assert not check.get("plugin_t").reaches(0.95)
 
 
 def test_one_task_has_no_intervals() -> None:
@@ -451,7 +474,8 @@ def test_headline_reason_writes_coverage_as_the_tables_do() -> None:
     headline = choose_headline(_check(0.8125, 0.9375), True)
     assert headline.estimator == "unbiased"
     assert percent1(0.8125) == "81.3%" and percent1(0.9375) == "93.8%"
-    assert "93.8% of simulated suites against the plug-in one's 81.3%" in headline.reason
+    assert "93.8% of simulated suites, the closest to the claimed 95%" in headline.reason
+    assert "(the others: plug-in t 81.3%)" in headline.reason
 
 
 def test_headline_without_evidence_is_the_unbiased_one() -> None:

@@ -196,10 +196,25 @@ def test_k_greater_than_n_is_undefined_and_named() -> None:
 def test_tasks_short_of_k_runs_are_warned_of_one_by_one_only_when_few(short: int) -> None:
     names = [f"t{i}" for i in range(45)]
     runs = [2] * short + [10] * (45 - short)
-    suite = estimate_suite([i % 3 for i in range(45)], runs, 5, labels=names)
+    passed = [min(i % 11, n) for i, n in enumerate(runs)]
+    suite = estimate_suite(passed, runs, 5, labels=names)
     each = [w for w in suite.warnings if "fewer than k = 5:" in w]
     assert [w.split()[0] for w in each] == (names[:short] if short <= 3 else [])
-    (summary,) = [w for w in suite.warnings if w not in each]
+    partial = [w for w in suite.warnings if w.startswith("over the ")]
+    (summary,) = [w for w in suite.warnings if w not in each and w not in partial]
+    # The unbiased value over the tasks that have 5 runs, where some (not all) do.
+    assert len(partial) == (short < 45)
+    assert suite.left_out == short
+    if short < 45:
+        assert suite.unbiased_partial is not None
+        kept = [i for i in range(45) if runs[i] >= 5]
+        exact = sum(Fraction(math.comb(passed[i], 5), math.comb(runs[i], 5)) for i in kept)
+        assert exact > 0
+        assert suite.unbiased_partial.estimate == pytest.approx(float(exact / len(kept)), abs=1e-15)
+        assert suite.unbiased_partial.df == len(kept) - 1
+        assert partial[0].startswith(f"over the {45 - short} tasks with 5 or more runs")
+    else:
+        assert suite.unbiased_partial is None
     if short == 45:
         assert summary == (
             "every task has fewer than k = 5 runs, so unbiased pass^5, pass@5 and "

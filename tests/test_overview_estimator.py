@@ -33,11 +33,19 @@ def _runs(model: str, runs: int, tasks: int = 20) -> list[str]:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two sets with five runs a task (they lead with the unbiased estimate) and one with
-    two, fewer than k = 3 (its unbiased value is undefined: it leads with the plug-in)."""
+    """Three sets with five runs a task (they lead with the unbiased estimate); gamma, with
+    four runs of eight tasks, where the check finds the plug-in's interval closer to its
+    level; and delta, with two runs a task, fewer than k = 3: no unbiased value, and no
+    interval for reliability@3 its runs support (its card leads with reliability@2)."""
     folder = tmp_path_factory.mktemp("leads")
     results = folder / "runs.jsonl"
-    lines = _runs("alpha", 5) + _runs("beta", 5) + _runs("gamma", 2)
+    lines = (
+        _runs("alpha", 5)
+        + _runs("beta", 5)
+        + _runs("epsilon", 5)
+        + _runs("gamma", 4, tasks=8)
+        + _runs("delta", 2)
+    )
     results.write_text("\n".join(lines) + "\n")
     out = folder / "site"
     assert main(["build", str(results), "-o", str(out)], out=io.StringIO()) == 0
@@ -47,21 +55,29 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_overview_shows_every_set_on_the_estimator_most_lead_with(site: Path) -> None:
     doc = json.loads((site / "report.json").read_text())
     leads = {rs["model"]: rs["reliability_at_k"]["headline"] for rs in doc["result_sets"]}
-    assert leads == {"alpha": "unbiased", "beta": "unbiased", "gamma": "plugin"}
+    assert leads == {
+        "alpha": "unbiased",
+        "beta": "unbiased",
+        "epsilon": "unbiased",
+        "gamma": "plugin",
+        "delta": "plugin",
+    }
     html = " ".join((site / "index.html").read_text().split())
     cards = re.findall(r'<span class="label">reliability@3 \(([^)]*)\)</span>', html)
-    assert cards == ["unbiased", "unbiased", "unbiased"]
-    assert "Its own headline is the plug-in estimate" in html
+    assert cards == ["unbiased"] * 4
+    assert "reliability@2 (unbiased), in place of reliability@3" in html  # delta's card
+    assert html.count("Its own headline is the plug-in estimate") == 1  # gamma's
     assert "show the unbiased one, which most sets lead with" in html
-    # gamma's unbiased value is undefined: shown as such, not replaced by its plug-in.
-    (gamma,) = [rs for rs in doc["result_sets"] if rs["model"] == "gamma"]
-    assert gamma["reliability_at_k"]["unbiased"]["estimate"] is None
+    # delta's unbiased value is undefined: shown as such, not replaced by its plug-in.
+    (delta,) = [rs for rs in doc["result_sets"] if rs["model"] == "delta"]
+    assert delta["reliability_at_k"]["unbiased"]["estimate"] is None
+    assert delta["reliability_at_k"]["supported"]["k"] == 2
     chart = (site / "index.html").read_text()
     assert "reliability@3 (unbiased, for every set)" in chart
-    # The chart has no row for gamma, and says why.
-    assert "No row for gamma · desk: its unbiased value is undefined" in html
-    # The table marks the one set whose headline is the other estimate.
-    assert html.count(" (headline)</td>") == 1
+    # The chart has no row for delta, and says why.
+    assert "No row for delta · desk: its unbiased value is undefined" in html
+    # The table marks the sets whose headline is the other estimate.
+    assert html.count(" (headline)</td>") == 2
 
 
 @pytest.mark.slow  # a browser beyond the smoke test of each page type
@@ -75,7 +91,8 @@ def test_a_browser_sees_one_estimator_in_the_chart_and_the_cards(site: Path) -> 
             page = browser.new_page()
             page.goto((site / "index.html").as_uri())
             labels = page.locator(".card .label").all_inner_texts()
-            assert labels and all(label == "reliability@3 (unbiased)" for label in labels)
+            assert labels.count("reliability@3 (unbiased)") == 4
+            assert labels.count("reliability@2 (unbiased), in place of reliability@3") == 1
             # The chart's own text (its axis title and row labels) names one estimator.
             texts = page.eval_on_selector_all(
                 "figure svg text", "nodes => nodes.map(node => node.textContent)"

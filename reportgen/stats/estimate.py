@@ -293,10 +293,26 @@ class SuiteEstimates:
     plugin: SuiteInterval
     unbiased: SuiteInterval
     warnings: tuple[str, ...]
+    #: Where some tasks, but not all, have fewer than k runs (`unbiased` is then null):
+    #: the unbiased reliability@k over the tasks that have k or more, with its t
+    #: interval; None otherwise. Its df + 1 tasks are the ones it covers.
+    unbiased_partial: SuiteInterval | None = None
 
     @property
     def k(self) -> int:
         return self.tasks.k
+
+    def on(self, estimator: str) -> SuiteInterval:
+        """reliability@k on one estimator ("plugin" or "unbiased"); where some tasks
+        have fewer than k runs, the unbiased one is over the others (unbiased_partial)."""
+        if estimator != "unbiased":
+            return self.plugin
+        return self.unbiased_partial or self.unbiased
+
+    @property
+    def left_out(self) -> int:
+        """How many tasks unbiased_partial leaves out (fewer than k runs)."""
+        return int(np.count_nonzero(self.tasks.runs < self.tasks.k))
 
     @property
     def confidence(self) -> float:
@@ -336,6 +352,16 @@ def estimate_suite(
                 f"{names[i]} has {counted(int(tasks.runs[i]), 'run', 'runs')}, fewer than k = {k}: "
                 f"its unbiased pass^{k} and pass@{k} are undefined (null)"
             )
+    # The SPEC leaves the suite's unbiased value null when a task is short of k runs;
+    # the tasks that have k runs still give an unbiased mean over themselves, which the
+    # coverage check simulates by the same rule (a few retried or crashed runs left
+    # the whole suite without an unbiased value, and the biased plug-in led).
+    complete = tasks.runs >= k
+    partial = (
+        mean_with_t_interval(tasks.unbiased[complete], tasks.confidence)
+        if 0 < len(short) < len(tasks)
+        else None
+    )
     # Where most tasks are short of k runs, the k the data supports: the most runs
     # every task has (2 runs a task and the default k = 3 left every unbiased value n/a).
     fewest = int(tasks.runs.min())
@@ -362,6 +388,12 @@ def estimate_suite(
             f"{counted(len(short), 'task has', 'tasks have')} fewer than {k} runs{also}: "
             f"{_name_list([names[i] for i in short])}{supported}"
         )
+        if partial is not None and partial.estimate is not None:
+            warnings.append(
+                f"over the {counted(len(tasks) - len(short), 'task', 'tasks')} with {k} or "
+                f"more runs the unbiased reliability@{k} is {decimals(partial.estimate, 3)}; "
+                "it stands for the whole suite only if the tasks left out are like the rest"
+            )
     if len(tasks) < 2:
         warnings.append(ONE_TASK_WARNING)
     plugin = mean_with_t_interval(tasks.plugin, tasks.confidence)
@@ -400,6 +432,7 @@ def estimate_suite(
         plugin=plugin,
         unbiased=unbiased,
         warnings=tuple(warnings),
+        unbiased_partial=partial,
     )
 
 

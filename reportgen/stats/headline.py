@@ -3,20 +3,48 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .coverage import NEAR_NOMINAL, CoverageCheck
+import numpy as np
+
+from .coverage import NEAR_NOMINAL, CoverageCheck, IntervalCoverage, check_coverage
+from .estimate import IntArray, SuiteInterval, estimate_suite
 from .plain import decimals
+from .population import Population, fit_population
 
 # ---------------------------------------------------------------- the headline
+
+#: Below this measured coverage the headline interval is not published as the headline
+#: (pages lead with what the data supports instead, see supported_k) and `check` does
+#: not gate on it without --accept-uncalibrated: a bar checked against it would pass or
+#: fail on noise.
+UNFIT_COVERAGE = 0.80
 
 
 @dataclass(frozen=True)
 class Headline:
-    """Which reliability@k estimate leads the page, and why, in one sentence."""
+    """Which reliability@k estimate leads the page, with which interval, and why."""
 
     estimator: str  # "unbiased" or "plugin"
     reason: str
+    #: The coverage check's name for the interval shown with it: "unbiased_t",
+    #: "plugin_t", "bootstrap", "clustered_unbiased" or "clustered_plugin".
+    interval: str
+
+
+#: What kind of interval each is, as the reason names it ("its ... interval").
+INTERVAL_KINDS = {
+    "plugin_t": "Student-t",
+    "unbiased_t": "Student-t",
+    "bootstrap": "two-stage bootstrap",
+    "clustered_plugin": "cluster-robust",
+    "clustered_unbiased": "cluster-robust",
+}
+#: Which interval leads when several are as close to their level as Monte-Carlo
+#: noise can tell: the unbiased estimate first (no bias by construction), then the
+#: SPEC's Student-t interval before the ones that take more explaining.
+PREFERENCE = ("unbiased_t", "clustered_unbiased", "plugin_t", "clustered_plugin", "bootstrap")
 
 
 def _share(value: float) -> str:
@@ -24,18 +52,15 @@ def _share(value: float) -> str:
     return f"{decimals(value * 100, 1)}%"
 
 
-def uncalibrated(
-    check: CoverageCheck | None, estimator: str, interval_name: str | None = None
-) -> float | None:
+def uncalibrated(check: CoverageCheck | None, interval_name: str) -> float | None:
     """The headline interval's own measured coverage when it falls short of its claimed
     level by more than max(NEAR_NOMINAL, two Monte-Carlo standard errors): what every
     output must then say beside it. None when it does not, or was not measured.
 
-    The headline interval is the estimator's Student-t interval unless `interval_name`
-    names another of the check's ("bootstrap", where the t interval has zero width)."""
+    `interval_name` is the check's name for the interval the headline shows."""
     if check is None:
         return None
-    interval = check.get(interval_name or f"{estimator}_t")
+    interval = check.get(interval_name)
     if interval.coverage is None or interval.monte_carlo_error is None:
         return None
     margin = max(NEAR_NOMINAL, 2.0 * interval.monte_carlo_error)
@@ -45,15 +70,78 @@ def uncalibrated(
 def choose_headline(
     check: CoverageCheck | None, unbiased_defined: bool, every_run: str | None = None
 ) -> Headline:
-    """The estimate whose t interval is better calibrated in the coverage check.
+    """The estimate and interval the coverage check found best calibrated.
 
-    Calibration error is |coverage - level|. The unbiased estimate wins ties
-    within Monte-Carlo noise (two standard errors of the difference): it is
-    unbiased by construction, so with no evidence either way it is the safer
-    claim. Without the unbiased value (a task with fewer than k runs) the
-    plug-in leads by necessity. `every_run` ("passed" or "failed") says why
-    there is no check: every run of every task did so.
+    Every interval the check measured is a candidate; calibration error is
+    |coverage - level|. Those within Monte-Carlo noise of the best (two standard
+    errors of the difference) are as good as it, and of them the first in
+    PREFERENCE leads. `unbiased_defined` says whether every task has k runs: the
+    bootstrap's interval is then the unbiased estimate's, else the plug-in's (where
+    only some tasks have k runs the check's unbiased interval is the one over them).
+    Without a check the unbiased estimate leads when defined, else the plug-in by
+    necessity. `every_run` ("passed" or "failed") says why there is no check: every
+    run of every task did so.
     """
+    if every_run is not None or check is None:
+        return _unchecked(unbiased_defined, every_run)
+    measured = [
+        check.get(name)
+        for name in PREFERENCE
+        if any(i.name == name and i.coverage is not None for i in check.intervals)
+    ]
+    if not measured:
+        return _unchecked(unbiased_defined, None)
+    gamma = check.confidence
+
+    def error(interval: IntervalCoverage) -> float:
+        return abs(float(interval.coverage or 0.0) - gamma)
+
+    def noise(a: IntervalCoverage, b: IntervalCoverage) -> float:
+        return 2.0 * math.hypot(a.monte_carlo_error or 0.0, b.monte_carlo_error or 0.0)
+
+    best = min(measured, key=error)
+    chosen = next(i for i in measured if error(i) <= error(best) + noise(i, best))
+    estimator = (
+        "plugin"
+        if chosen.name in ("plugin_t", "clustered_plugin")
+        or (chosen.name == "bootstrap" and not unbiased_defined)
+        else "unbiased"
+    )
+    claimed = f"claimed {gamma * 100:.10g}%"
+    others = ", ".join(
+        f"{_SHORT[i.name]} {_share(float(i.coverage or 0.0))}" for i in measured if i is not chosen
+    )
+    others = f" (the others: {others})" if others else ""
+    own = (
+        f"its {INTERVAL_KINDS[chosen.name]} interval covered the true value in "
+        f"{_share(float(chosen.coverage or 0.0))} of simulated suites"
+    )
+    if chosen is best:
+        return Headline(estimator, f"{own}, the closest to the {claimed}{others}", chosen.name)
+    why = (
+        "the unbiased estimate has no bias by construction"
+        if estimator == "unbiased"
+        else "the methodology prefers it on ties"
+    )
+    return Headline(
+        estimator,
+        f"{own}, within Monte-Carlo noise of the closest to the {claimed}{others}, and {why}",
+        chosen.name,
+    )
+
+
+#: Short names for the intervals, in lists.
+_SHORT = {
+    "plugin_t": "plug-in t",
+    "unbiased_t": "unbiased t",
+    "bootstrap": "bootstrap",
+    "clustered_plugin": "plug-in clustered",
+    "clustered_unbiased": "unbiased clustered",
+}
+
+
+def _unchecked(unbiased_defined: bool, every_run: str | None) -> Headline:
+    """The headline where the check measured nothing."""
     if not unbiased_defined:
         reason = "the unbiased estimate is undefined: it needs k runs of every task"
         if every_run is not None:
@@ -61,44 +149,55 @@ def choose_headline(
                 f"; and every run of every task {every_run}, so simulated suites cannot "
                 "test the intervals"
             )
-        return Headline("plugin", reason)
+        return Headline("plugin", reason, "plugin_t")
     if every_run is not None:
         return Headline(
             "unbiased",
             f"every run of every task {every_run}, so simulated suites cannot test the "
             "intervals, and the unbiased estimate has no bias by construction",
+            "unbiased_t",
         )
-    if check is None:
-        return Headline("unbiased", "it has no bias by construction")
-    plugin, unbiased = check.get("plugin_t"), check.get("unbiased_t")
-    if (
-        plugin.coverage is None
-        or unbiased.coverage is None
-        or plugin.monte_carlo_error is None
-        or unbiased.monte_carlo_error is None
-    ):
-        return Headline("unbiased", "the unbiased estimate has no bias to correct")
-    gamma = check.confidence
-    error_plugin = abs(plugin.coverage - gamma)
-    error_unbiased = abs(unbiased.coverage - gamma)
-    noise = 2.0 * math.hypot(plugin.monte_carlo_error, unbiased.monte_carlo_error)
-    shares = _share(plugin.coverage), _share(unbiased.coverage)
-    claimed = f"claimed {gamma * 100:.10g}%"
-    if error_plugin + noise < error_unbiased:
-        return Headline(
-            "plugin",
-            f"its interval covered the true value in {shares[0]} of simulated suites "
-            f"against the unbiased one's {shares[1]} ({claimed})",
-        )
-    if error_unbiased + noise < error_plugin:
-        return Headline(
-            "unbiased",
-            f"its interval covered the true value in {shares[1]} of simulated "
-            f"suites against the plug-in one's {shares[0]} ({claimed})",
-        )
-    return Headline(
-        "unbiased",
-        f"both intervals covered about as often as each other in simulated suites "
-        f"({shares[1]} and {shares[0]}, {claimed}), "
-        "and the unbiased estimate has no bias by construction",
+    return Headline("unbiased", "it has no bias by construction", "unbiased_t")
+
+
+def supported_k(runs: Sequence[int] | IntArray, k: int) -> int:
+    """What a page leads with where no interval for reliability@k reaches UNFIT_COVERAGE:
+    reliability at the largest k every task has runs for (its unbiased value is then
+    defined for every task), or, where every task has k runs already, the pass rate (1)."""
+    fewest = int(np.min(runs))
+    return fewest if fewest < k else 1
+
+
+@dataclass(frozen=True)
+class Supported:
+    """What a result set leads with where its headline interval covered less than
+    UNFIT_COVERAGE: the unbiased reliability at supported_k, with its Student-t interval
+    and that interval's own measured coverage (None where there was nothing to simulate:
+    every run of every task passed, or every one failed)."""
+
+    k: int
+    value: SuiteInterval
+    coverage: float | None
+
+
+def supported(
+    successes: IntArray,
+    runs: IntArray,
+    k: int,
+    confidence: float,
+    check: Callable[[IntArray, int, Population], CoverageCheck] | None = None,
+) -> Supported:
+    """The Supported value for a suite whose reliability@k interval is unfit to lead,
+    checked as the headline was; `check` runs the coverage check (default
+    coverage.check_coverage at `confidence`), so a build can cache it."""
+    at = supported_k(runs, k)
+    value = estimate_suite(successes, runs, at, confidence).unbiased
+    population = fit_population(successes, runs)
+    if population.every_run is not None:
+        return Supported(at, value, None)
+    measured = (
+        check(runs, at, population)
+        if check is not None
+        else check_coverage(runs, at, population, confidence)
     )
+    return Supported(at, value, measured.get("unbiased_t").coverage)

@@ -43,14 +43,16 @@ def badge_message(s: SetReport) -> str:
     if p.estimate is None:
         return f"{head} n/a"
     text = f"{head} {decimals(p.estimate, 2)}"
+    if s.supported is not None:
+        return f"{text} (no calibrated interval)"
     low, high, how = s.headline_interval
     if low is not None and high is not None:
         level = percent(s.estimates.confidence)
         text += f", {level} [{decimals(low, 2)}, {decimals(high, 2)}]"
-        if how is not None:
-            text += " (bootstrap)"
-        elif s.uncalibrated is not None:
-            text += " (interval uncalibrated)"
+        short = {"two-stage bootstrap": "bootstrap", "cluster-robust": "clustered"}
+        tags = [short.get(s.headline_interval_kind, "")] if how is not None else []
+        tags += ["interval uncalibrated"] if s.uncalibrated is not None else []
+        text += f" ({'; '.join(tags)})" if tags else ""
     return text
 
 
@@ -145,11 +147,16 @@ def snippets(report: Report, s: SetReport, base_url: str | None) -> Snippets:
     p = s.lead
     name = f"reliability@{k} ({s.lead_label})"
     low, high, how = s.headline_interval
-    if low is not None and high is not None:
+    if s.supported is not None and s.uncalibrated is not None:
+        name += (
+            f" (no interval: the best covered the true value in only {percent1(s.uncalibrated)}"
+            " of simulated suites of this shape)"
+        )
+    elif low is not None and high is not None:
         name += f", {level} interval {bracket(low, high)}"
         if how is not None:
             name += f" ({how})"
-        elif s.uncalibrated is not None:
+        if s.uncalibrated is not None:
             name += (
                 f" (uncalibrated: it covered the true value in {percent1(s.uncalibrated)} "
                 "of simulated suites of this shape)"

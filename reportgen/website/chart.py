@@ -542,7 +542,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         own = f"; its headline is the {s.lead_label}" if s.headline.estimator != shared else ""
         rows.append(
             {
-                "set": f"{label} ({shared_label}{own})",
+                "set": f"{label} ({s.label(shared)}{own})",
                 "estimate": p.estimate,
                 "low": p.estimate if p.low is None else p.low,
                 "high": p.estimate if p.high is None else p.high,

@@ -59,7 +59,7 @@ from ..stats.estimate import (
     normal_quantile,
     t_quantile,
 )
-from ..stats.headline import choose_headline
+from ..stats.headline import UNFIT_COVERAGE, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
 from ..stats.task_tests import (
@@ -333,15 +333,23 @@ def _template_line(error: BaseException) -> int | None:
 
 @functools.lru_cache(maxsize=64)
 def coverage_example(
-    alpha: float, beta: float | None, tasks: int, runs: int, k: int, confidence: float
+    alpha: float,
+    beta: float | None,
+    tasks: int,
+    runs: int | tuple[int, ...],
+    k: int,
+    confidence: float,
 ) -> CoverageCheck:
     """A coverage check for a made-up suite; cached, since the pages of one build
-    (and the test suite's many builds) ask for the same few again and again."""
+    (and the test suite's many builds) ask for the same few again and again. `runs`
+    is every task's, or a pattern the tasks' runs cycle through."""
     if beta is None:
         population = Population(alpha, None)
     else:
         population = Population(alpha / (alpha + float(beta)), alpha + float(beta))
-    return check_coverage([runs] * tasks, k, population, confidence)
+    pattern = (runs,) if isinstance(runs, int) else runs
+    per_task = [pattern[i % len(pattern)] for i in range(tasks)]
+    return check_coverage(per_task, k, population, confidence)
 
 
 def _front_matter_problem(source: str, error: Exception) -> str:
@@ -410,11 +418,12 @@ def render_content(
         alpha: float,
         beta: float | None,
         tasks: int,
-        runs: int,
+        runs: int | Sequence[int],
         k: int = k,
         confidence: float = confidence,
     ) -> CoverageCheck:
-        return coverage_example(float(alpha), beta, int(tasks), int(runs), int(k), confidence)
+        pattern = int(runs) if isinstance(runs, int) else tuple(int(n) for n in runs)
+        return coverage_example(float(alpha), beta, int(tasks), pattern, int(k), confidence)
 
     def decompose(items: Sequence[Any]) -> VarianceDecomposition:
         return decompose_variance(*counts(items))
@@ -467,7 +476,9 @@ def render_content(
             coverage=coverage,
             min_bootstrap=MIN_BOOTSTRAP_REPLICATES,
             shown_bootstrap=shown_bootstrap_interval,
-            headline=lambda check: choose_headline(check, True),
+            headline=lambda check, complete=True: choose_headline(check, complete),
+            supported_k=supported_k,
+            unfit=UNFIT_COVERAGE,
         )
     except jinja2.TemplateError as error:
         line = getattr(error, "lineno", None) or _template_line(error)

@@ -254,6 +254,19 @@ THE SOFTWARE.
       }
     }
     var defined = short === 0;
+    // As the core: where some tasks (not all) have fewer than k runs, the unbiased
+    // reliability@k over the tasks that have k.
+    var partial = null;
+    if (short > 0 && short < pairs.length) {
+      var kept = [];
+      for (var m = 0; m < pairs.length; m++) {
+        if (pairs[m][1] >= k) {
+          kept.push(unbiased[m]);
+        }
+      }
+      partial = meanWithT(kept, level);
+      partial.tasks = kept.length;
+    }
     return {
       k: k,
       confidence: level,
@@ -261,6 +274,7 @@ THE SOFTWARE.
       reliability_at_k: {
         tasks: pairs.length,
         headline: defined ? "unbiased" : "plugin",
+        headline_interval: defined ? "unbiased_t" : "plugin_t",
         headline_reason: defined
           ? "it has no bias by construction"
           : "the unbiased estimate is undefined: it needs k runs of every task",
@@ -268,6 +282,9 @@ THE SOFTWARE.
         headline_uncalibrated: null,
         plugin: meanWithT(plugin, level),
         unbiased: meanWithT(unbiased, level),
+        unbiased_partial: partial,
+        // Decided from a coverage check, which the calculator does not run.
+        supported: null,
       },
       short_tasks: short,
     };
@@ -581,7 +598,10 @@ THE SOFTWARE.
         ["Estimator", "Estimate", "Low", "High", "sd", "t", "df"], [
           row("plug-in", intervalCells("plugin", rel.plugin)),
           row("unbiased", intervalCells("unbiased", rel.unbiased)),
-        ]),
+        ].concat(rel.unbiased_partial ? [
+          row("unbiased over the " + rel.unbiased_partial.tasks + " tasks with k runs",
+            intervalCells("unbiased_partial", rel.unbiased_partial)),
+        ] : [])),
     ];
     var notes = [];
     if (s.short_tasks) {
@@ -590,7 +610,11 @@ THE SOFTWARE.
         ? " With k = " + fewest + ", the most runs every task has, every task has its unbiased values."
         : "";
       notes.push(s.short_tasks + (s.short_tasks === 1 ? " task has" : " tasks have") + " fewer than k = " + k +
-        " runs, so the unbiased reliability@" + k + " is undefined and the plug-in one leads." + supported);
+        " runs, so the unbiased reliability@" + k + " over the whole suite is undefined and the plug-in one leads" +
+        (rel.unbiased_partial
+          ? " here (a report also takes the unbiased value over the " + rel.unbiased_partial.tasks +
+            " tasks with k runs, and leads with it where its coverage check finds that interval closest to its level)."
+          : ".") + supported);
     }
     if (pairs.length > 1 && rel.plugin.sd === 0 && (rel.unbiased.sd === 0 || rel.unbiased.sd === null)) {
       notes.push((pairs.length === 2 ? "Both" : "All " + pairs.length) + " tasks have the same pass^" + k + ", so the intervals across tasks have zero width: " +
