@@ -144,9 +144,12 @@ def _broken_json(path: Path) -> str | None:
     return None
 
 
-def prepare_input(source: Source, problems: Problems) -> tuple[Source, str, list[Path]] | None:
+def prepare_input(
+    source: Source, problems: Problems, skipped: list[tuple[str, str]] | None = None
+) -> tuple[Source, str, list[Path]] | None:
     """An input's format and the files to read from it (one, or a folder's), with the
-    settings its format has no use for dropped; None after a problem."""
+    settings its format has no use for dropped; None after a problem. `skipped`, with
+    --skip-unreadable: where a folder's unreadable entries are listed instead."""
     path = source.path
     if not path.exists():
         dangling = " (a symbolic link to nothing, or in a loop)" if path.is_symlink() else ""
@@ -163,7 +166,7 @@ def prepare_input(source: Source, problems: Problems) -> tuple[Source, str, list
         )
         return None
     if path.is_dir():
-        found = folder_files(path, name, READERS, detect_format, problems)
+        found = folder_files(path, name, READERS, detect_format, problems, skipped)
         if found.format is None:
             return None
         name, files = found.format, found.files
@@ -318,7 +321,7 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
             continue
         given[same_input] = source.path
         own = Problems() if source.skip_unreadable else problems
-        prepared = prepare_input(source, own)
+        prepared = prepare_input(source, own, skipped if source.skip_unreadable else None)
         if prepared is None:
             if own is not problems:
                 skipped.append((str(source.path), own.items[0]))

@@ -3,7 +3,8 @@
 SWE-bench reports, Harbor jobs, Terminal-Bench runs and JUnit files from
 repeated CI runs arrive as folders. The rules, in order:
 
-1. The folder is walked in sorted order. Hidden entries (a name starting with
+1. The folder is walked in sorted order; an entry that cannot be read (no
+   permission) stops it with an error naming the entry. Hidden entries (a name starting with
    "."), symbolic links to folders (which can loop), a site reportgen wrote
    (a folder holding SITE_MARKER), and anything deeper than MAX_DEPTH are
    passed over; a walk that meets more than MAX_ENTRIES entries stops with an
@@ -81,11 +82,17 @@ class FolderFiles:
     skipped: int
 
 
-def walk(folder: Path, problems: Problems, too_deep: list[Path] | None = None) -> list[Path] | None:
+def walk(
+    folder: Path,
+    problems: Problems,
+    too_deep: list[Path] | None = None,
+    skipped: list[tuple[str, str]] | None = None,
+) -> list[Path] | None:
     """Every regular file under folder, sorted, by the rules above; None after a problem.
 
     `too_deep`, when given, receives the folders left out for lying deeper than
-    MAX_DEPTH.
+    MAX_DEPTH; `skipped` (--skip-unreadable), the entries that cannot be read, which
+    are otherwise an error.
     """
     found: list[Path] = []
     seen = 0
@@ -96,6 +103,9 @@ def walk(folder: Path, problems: Problems, too_deep: list[Path] | None = None) -
             with os.scandir(current) as entries:
                 items = sorted(entries, key=lambda e: e.name)
         except OSError as error:
+            if skipped is not None and current != folder:
+                skipped.append((str(current), f"cannot list the folder: {error.strerror}"))
+                continue
             problems.add(f"{current}: cannot list the folder: {error.strerror}")
             return None
         subfolders = []
@@ -119,8 +129,16 @@ def walk(folder: Path, problems: Problems, too_deep: list[Path] | None = None) -
                         subfolders.append(sub)
                 elif entry.is_file(follow_symlinks=True):
                     found.append(Path(entry.path))
-            except OSError:
-                continue  # a dangling link or an entry that vanished: nothing to read
+            except FileNotFoundError:
+                continue  # an entry that vanished: nothing to read
+            except OSError as error:
+                # Never passed over in silence: a folder of runs left out unread
+                # lowers the counts with nothing to say so (issue 38, row 6).
+                if skipped is not None:
+                    skipped.append((entry.path, f"cannot be read ({error.strerror})"))
+                    continue
+                problems.add(f"{entry.path}: cannot be read ({error.strerror})")
+                return None
         stack.extend((sub, depth + 1) for sub in reversed(subfolders))
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
 
@@ -131,8 +149,10 @@ def folder_files(
     readers: tuple[Reader, ...],
     detect: Callable[[Path], str | None],
     problems: Problems,
+    skipped: list[tuple[str, str]] | None = None,
 ) -> FolderFiles:
-    """The format and files to read from folder (format None after a problem)."""
+    """The format and files to read from folder (format None after a problem); with
+    `skipped` (--skip-unreadable) its unreadable entries are listed there, not refused."""
     if (folder / SITE_MARKER).exists():
         # Its tasks.csv files and history.jsonl would pass for results.
         problems.add(
@@ -141,7 +161,7 @@ def folder_files(
         )
         return FolderFiles(None, [], 0)
     too_deep: list[Path] = []
-    files = walk(folder, problems, too_deep)
+    files = walk(folder, problems, too_deep, skipped)
     if files is None:
         return FolderFiles(None, [], 0)
     by_format: dict[str, list[Path]] = {}
@@ -154,8 +174,14 @@ def folder_files(
             name = detect(path) if path.stat().st_size else None
             if name is not None and not _in_folder(readers, name, path):
                 continue  # not a result file of its format (a config): not rescued below
-        except OSError:
+        except FileNotFoundError:
             name = None
+        except OSError as error:
+            if skipped is not None:
+                skipped.append((str(path), f"cannot be read ({error.strerror})"))
+                continue
+            problems.add(f"{path}: cannot be read ({error.strerror})")
+            return FolderFiles(None, [], 0)
         if name is None:
             undetected.append(path)
         else:

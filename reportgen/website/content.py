@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 import yaml
+from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import UserError
 from ..readers.base import yaml_load
@@ -73,6 +74,7 @@ from ..stats.task_tests import (
 from ..stats.variance import VarianceDecomposition, decompose_variance
 from ..terminal import bracket, fixed, p_value, percent, percent1, signed_bracket
 from . import precompiled
+from .theme import package_folder
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -262,16 +264,28 @@ def _escape_value(value: Any) -> Any:
 def _compiled(body: str) -> jinja2.Template:
     """A content page's Jinja template, compiled once per process: compiling is most
     of a content page's cost, and `serve` renders the same pages again after
-    every edit elsewhere."""
-    env = content_environment()
+    every edit elsewhere. A page that is not the package's own is compiled in Jinja's
+    sandbox (see theme.environment)."""
+    env = content_environment(sandboxed=body not in _package_bodies())
     made = precompiled.template(env, None, body, None, env.make_globals(None))
     return made if made is not None else env.from_string(body)
 
 
-def content_environment() -> jinja2.Environment:
+@functools.cache
+def _package_bodies() -> frozenset[str]:
+    """The Jinja bodies of the package's own content pages: trusted, so not sandboxed."""
+    folder = package_folder("content")
+    return frozenset(
+        _parts(path.read_text(encoding="utf-8"), str(path))[0]
+        for path in sorted(folder.glob("*.md"))
+    )
+
+
+def content_environment(sandboxed: bool = False) -> jinja2.Environment:
     # Autoescape is off because the output is Markdown, not HTML: escaping for
     # HTML here would be escaped again by markdown-it (&amp;amp; in code).
-    env = jinja2.Environment(
+    kind = SandboxedEnvironment if sandboxed else jinja2.Environment
+    env = kind(
         autoescape=False,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

@@ -32,6 +32,7 @@ from typing import Any
 
 import jinja2
 import orjson
+from jinja2.exceptions import SecurityError
 from markupsafe import Markup, escape
 
 from .. import code
@@ -392,6 +393,12 @@ class Renderer:
         except jinja2.UndefinedError as error:
             where = _template_place(error) or template
             raise UserError(f"{where}: template error: {error}") from None
+        except SecurityError as error:
+            where = _template_place(error) or template
+            raise UserError(
+                f"{where}: template refused: {error} (a theme's templates run in Jinja's "
+                "sandbox; see the README's section on themes)"
+            ) from None
         except RecursionError:
             raise UserError(
                 f"{template}: template error: it never finishes: a template includes, imports "

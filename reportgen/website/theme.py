@@ -21,6 +21,7 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+from jinja2.sandbox import SandboxedEnvironment
 
 from .. import __version__
 from ..errors import UserError
@@ -180,18 +181,25 @@ class _TextLoader(jinja2.FileSystemLoader):
             ) from None
 
 
-def environment(
-    theme: Theme, kind: type[jinja2.Environment] = jinja2.Environment
-) -> jinja2.Environment:
-    """The pages' Jinja environment (`kind`: replay.ReplayEnvironment for records)."""
+def environment(theme: Theme, kind: type[jinja2.Environment] | None = None) -> jinja2.Environment:
+    """The pages' Jinja environment (`kind`: replay.ReplayEnvironment for records).
+
+    A theme with templates of the user's own gets Jinja's sandbox: a template from a
+    pull request's config folder must not reach Python's internals
+    (`cycler.__init__.__globals__.os`) and run commands as the build's user. The
+    package's own templates are trusted, and rendered without the sandbox's checks."""
+    if kind is None:
+        kind = (
+            jinja2.Environment
+            if theme.templates == [package_folder("templates")]
+            else (SandboxedEnvironment)
+        )
     env = kind(
         loader=jinja2.ChoiceLoader([_TextLoader(str(p)) for p in theme.templates]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,  # one build reads each template once; no stat per page
-        # The sandbox compiles templates to other code (its calls go through the
-        # environment): each kind keeps its own.
-        bytecode_cache=_COMPILED if kind is jinja2.Environment else _COMPILED_FOR_REPLAY,
+        bytecode_cache=_COMPILED.setdefault(kind, _MemoryBytecode()),
         trim_blocks=True,
         lstrip_blocks=True,
         optimized=False,  # as content.py's: compile time matters more than folding
@@ -233,8 +241,9 @@ class _MemoryBytecode(jinja2.BytecodeCache):
         self.code[bucket.key] = bucket.bytecode_to_string()
 
 
-_COMPILED = _MemoryBytecode()
-_COMPILED_FOR_REPLAY = _MemoryBytecode()
+#: By kind of environment: the sandbox compiles templates to other code (its calls
+#: go through the environment).
+_COMPILED: dict[type[jinja2.Environment], _MemoryBytecode] = {}
 
 
 #: Which tasks get a page of their own: ("all", 0), ("flaky", 0), ("worst", N), ("none", 0).

@@ -1,0 +1,170 @@
+"""Hostile inputs, round two (issue 38): each case an audit found broken, kept fixed."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reportgen.cli import main
+
+RESULTS = Path(__file__).resolve().parent.parent / "example" / "results" / "agent-alpha.jsonl"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    out = io.StringIO()
+    status = main(argv, out=out)
+    return status, out.getvalue(), capsys.readouterr().err
+
+
+# ------------------------------------------------------------ 1: sandboxed themes
+
+#: Ways out of a template into Python: each would run `touch` as the build's user.
+ESCAPES = [
+    "{{ cycler.__init__.__globals__.os.popen('touch PWNED').read() }}",
+    "{{ lipsum.__globals__['os'].system('touch PWNED') }}",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ joiner.__init__.__globals__.__builtins__['__import__']('os').system('touch PWNED') }}",
+    "{{ self._TemplateReference__context }}",
+]
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_a_theme_template_cannot_reach_python(
+    escape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    marker = tmp_path / "PWNED"
+    body = escape.replace("PWNED", str(marker))
+    (templates / "index.html").write_text(
+        '{% extends "base.html" %}\n{% block main %}\n' + body + "\n{% endblock %}\n"
+    )
+    site = tmp_path / "site"
+    argv = ["build", str(RESULTS), "--templates", str(templates), "-o", str(site)]
+    status, _, err = run(argv, capsys)
+    assert status == 2 and not marker.exists() and not site.exists()
+    assert f"{templates / 'index.html'}:3: template" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_a_content_page_cannot_reach_python(
+    escape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content = tmp_path / "content"
+    content.mkdir()
+    marker = tmp_path / "PWNED"
+    (content / "extra.md").write_text(
+        "---\ntitle: Extra\n---\nBefore.\n" + escape.replace("PWNED", str(marker)) + "\n"
+    )
+    site = tmp_path / "site"
+    argv = ["build", str(RESULTS), "--content", str(content), "-o", str(site)]
+    status, _, err = run(argv, capsys)
+    assert status == 2 and not marker.exists() and not site.exists()
+    assert f"{content / 'extra.md'}:5: template" in err
+
+
+def test_the_configs_theme_folders_are_sandboxed_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped pull-request workflow builds the pull request's own config."""
+    (tmp_path / "theme").mkdir()
+    marker = tmp_path / "PWNED"
+    (tmp_path / "theme" / "set.html").write_text(
+        "{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}\n"
+    )
+    config = tmp_path / "reportgen.yaml"
+    config.write_text(f"templates: theme\nresult_sets:\n  - path: {RESULTS}\n")
+    status, _, err = run(["build", "--config", str(config), "-o", str(tmp_path / "s")], capsys)
+    assert status == 2 and not marker.exists()
+    assert "set.html:1: template refused" in err
+
+
+def test_a_theme_still_reads_every_value_and_helper(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "set.html").write_text(
+        '{% extends "base.html" %}{% block main %}'
+        "<p id=own>{{ s.result_set.name }}: {{ s.lead.estimate | f3 }} "
+        "{{ interval(s.lead.low, s.lead.high) }} {{ s.headline.reason | length > 0 }} "
+        "{% for t in s.tasks[:2] %}{{ t.id }};{% endfor %} {{ '%.2f' | format(0.5) }}</p>"
+        "{% endblock %}"
+    )
+    site = tmp_path / "site"
+    argv = ["build", str(RESULTS), "--templates", str(templates), "-o", str(site)]
+    status, _, err = run(argv, capsys)
+    assert status == 0, err
+    doc = json.loads((site / "report.json").read_text())
+    (rs,) = doc["result_sets"]
+    page = (site / rs["page"]).read_text()
+    lead = rs["reliability_at_k"][rs["reliability_at_k"]["headline"]]
+    assert f"{rs['name']}: {lead['estimate']:.3f} [{lead['low']:.3f}, {lead['high']:.3f}]" in (page)
+    assert "True" in page and "0.50</p>" in page
+    assert os.path.exists(site / "index.html")
+
+
+# ------------------------------------------------ 4: nothing unreadable skipped silently
+
+
+def _as_nobody(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """The command line run by an unprivileged user: root reads every file whatever its
+    permissions, so the case can only be seen from another account."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to run as an unprivileged user")
+    command = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return subprocess.run(
+        [*command, sys.executable, "-m", "reportgen", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env={**os.environ, "HOME": "/nonexistent"},
+    )
+
+
+@pytest.fixture
+def two_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of two runs folders, each with the same three tasks: six runs in all."""
+    base = tmp_path_factory.mktemp("perm")
+    base.chmod(0o755)
+    for name in ("a", "b"):
+        (base / name).mkdir(mode=0o755)
+        lines = [json.dumps({"task": f"t{i}", "passed": i > 0}) for i in range(3)]
+        (base / name / "runs.jsonl").write_text("\n".join(lines) + "\n")
+        (base / name / "runs.jsonl").chmod(0o644)
+    for parent in base.parents:  # pytest's own temporary folders are private to root
+        if parent == Path("/"):
+            break
+        if not os.access(parent, os.X_OK, effective_ids=False) or parent.stat().st_uid == 0:
+            parent.chmod(parent.stat().st_mode | 0o011)
+    return base
+
+
+@pytest.mark.parametrize("unreadable", ["b", "b/runs.jsonl"])
+def test_an_unreadable_entry_in_an_input_folder_is_an_error(
+    two_folders: Path, unreadable: str
+) -> None:
+    (two_folders / unreadable).chmod(0)
+    try:
+        done = _as_nobody(["summary", str(two_folders), "--format", "json"])
+        assert done.returncode == 2 and done.stdout == ""
+        assert f"{two_folders / unreadable}: cannot be read (Permission denied)" in done.stderr
+        assert "Traceback" not in done.stderr
+        # With --skip-unreadable the rest is read, and the entry is listed as skipped.
+        done = _as_nobody(["summary", str(two_folders), "--skip-unreadable", "--format", "json"])
+        assert done.returncode == 0, done.stderr
+        (rs,) = json.loads(done.stdout)["result_sets"]
+        assert sum(t["runs"] for t in rs["tasks"]) == 3
+        assert f"skipped {two_folders / unreadable}: cannot be read" in done.stderr
+    finally:
+        (two_folders / unreadable).chmod(0o755)
