@@ -879,7 +879,9 @@ def _build_command(commands: Commands) -> None:
         "--base-path", metavar="PATH", help="URL path the site is served under (default /)"
     )
     parser.add_argument(
-        "--force", action="store_true", help="replace an output folder reportgen did not write"
+        "--force",
+        action="store_true",
+        help="replace a site (a folder with an index.html) that reportgen did not write",
     )
     parser.add_argument(
         "--task-pages",
@@ -927,7 +929,9 @@ def _serve_command(commands: Commands) -> None:
     parser.add_argument("--templates", type=Path, metavar="DIR", help="template overrides")
     parser.add_argument("--content", type=Path, metavar="DIR", help="content overrides")
     parser.add_argument(
-        "--force", action="store_true", help="replace an output folder reportgen did not write"
+        "--force",
+        action="store_true",
+        help="replace a site (a folder with an index.html) that reportgen did not write",
     )
     parser.add_argument(
         "--task-pages",

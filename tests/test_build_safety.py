@@ -270,14 +270,36 @@ def test_force_refuses_working_folder_its_parents_and_home(
     assert (work / "precious.txt").read_text() == "keep me"
 
 
-def test_force_still_replaces_a_folder_that_is_not_protected(tmp_path: Path) -> None:
+def test_force_still_replaces_a_site_that_is_not_reportgens(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     old = tmp_path / "old"
     old.mkdir()
     (old / "stale.html").write_text("old")
+    (old / "index.html").write_text("another tool's site")
     assert cli("build", str(results), "-o", str(old))[0] == 2  # not reportgen's
     assert cli("build", str(results), "-o", str(old), "--force")[0] == 0
-    assert not (old / "stale.html").exists() and (old / "index.html").exists()
+    assert not (old / "stale.html").exists() and "reliability" in (old / "index.html").read_text()
+
+
+def test_force_never_replaces_what_is_not_a_site(tmp_path: Path) -> None:
+    """`-o .git --force`, or a typo naming a folder of notes: nothing is touched."""
+    results = write_results(tmp_path / "r.jsonl")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine")
+    status, err = cli("build", str(results), "-o", str(notes), "--force")
+    assert status == 2 and "is not a site (no index.html), so even --force" in err
+    assert (notes / "todo.txt").read_text() == "mine"
+    for repository in (".git", ".hg", ".svn"):
+        project = tmp_path / f"project{repository}"
+        (project / "docs" / repository).mkdir(parents=True)
+        (project / "docs" / "index.html").write_text("docs with a repository inside")
+        (project / repository).mkdir()
+        (project / "index.html").write_text("a repository that is also a site")
+        for output in (project, project / repository, project / "docs"):
+            status, err = cli("build", str(results), "-o", str(output), "--force")
+            assert status == 2 and "is or holds a version-control repository" in err, output
+        assert (project / repository).is_dir() and (project / "docs" / repository).is_dir()
 
 
 def test_symlinked_output_is_followed_not_replaced(tmp_path: Path) -> None:
@@ -311,6 +333,7 @@ def test_output_path_through_dotdot_makes_no_stray_folder(tmp_path: Path) -> Non
 def test_output_ending_in_dotdot_keeps_its_cache_outside_the_site(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     (tmp_path / "site" / "sub").mkdir(parents=True)
+    (tmp_path / "site" / "index.html").write_text("an old site")
     status, err = cli("build", str(results), "-o", str(tmp_path / "site" / "sub" / ".."), "--force")
     assert status == 0, err
     assert (tmp_path / "site" / "index.html").is_file()

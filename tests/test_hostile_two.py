@@ -168,3 +168,46 @@ def test_an_unreadable_entry_in_an_input_folder_is_an_error(
         assert f"skipped {two_folders / unreadable}: cannot be read" in done.stderr
     finally:
         (two_folders / unreadable).chmod(0o755)
+
+
+# ------------------------------------------------ 5: links out of an input folder, secrets
+
+
+def test_a_link_out_of_an_input_folder_is_not_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = tmp_path / "git-credentials"
+    secret.write_text("https://alice:ghp_SECRETTOKEN123@github.com\n")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "own.jsonl").write_text('{"task": "t", "passed": true}\n')
+    (folder / "creds.csv").symlink_to(secret)
+    status, _, err = run(["summary", str(folder)], capsys)
+    assert status == 2 and "SECRET" not in err
+    assert f"{folder / 'creds.csv'}: a symbolic link out of {folder}, not followed" in err
+    status, text, err = run(["summary", str(folder), "--skip-unreadable"], capsys)
+    assert status == 0 and "SECRET" not in err + text
+    assert f"skipped {folder / 'creds.csv'}: a symbolic link out of" in err
+    # A link to a file inside the folder is followed as before.
+    (folder / "creds.csv").unlink()
+    (folder / ".kept.jsonl").write_text('{"task": "u", "passed": false}\n')  # hidden: not walked
+    (folder / "more.jsonl").symlink_to(folder / ".kept.jsonl")
+    status, text, err = run(["summary", str(folder), "--format", "json"], capsys)
+    assert status == 0, err
+    (rs,) = json.loads(text)["result_sets"]
+    assert sorted(t["id"] for t in rs["tasks"]) == ["t", "u"]
+
+
+def test_an_error_quotes_a_files_header_only_cut_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file given by mistake (a credential) is quoted only as column names, cut short."""
+    table = tmp_path / "creds.csv"
+    table.write_text("https://alice:ghp_SECRETTOKEN123@github.com\n")
+    status, _, err = run(["summary", str(table)], capsys)
+    assert status == 2 and "ghp_SECRETTOKEN123" not in err
+    assert "Its columns are 'https://alice:ghp_SECRE…'" in err
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"c{i}" for i in range(40)) + "\n" + ",".join("1" * 40) + "\n")
+    status, _, err = run(["summary", str(wide)], capsys)
+    assert status == 2 and "'c11' and 28 more" in err and "'c12'" not in err

@@ -277,6 +277,7 @@ def test_serve_takes_force_as_build_does(
     foreign = tmp_path / "docs"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
+    (foreign / "index.html").write_text("another tool's site")
     # Without --force the first build refuses the folder, and says how to go on. (Should
     # it build instead, the serving loop's first sleep ends the command, with 130.)
     monkeypatch.setattr(serve_module.time, "sleep", _interrupt)

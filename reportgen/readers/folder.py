@@ -4,7 +4,8 @@ SWE-bench reports, Harbor jobs, Terminal-Bench runs and JUnit files from
 repeated CI runs arrive as folders. The rules, in order:
 
 1. The folder is walked in sorted order; an entry that cannot be read (no
-   permission) stops it with an error naming the entry. Hidden entries (a name starting with
+   permission) or a symbolic link to a file outside the folder stops it with an
+   error naming the entry (--skip-unreadable lists it as skipped). Hidden entries (a name starting with
    "."), symbolic links to folders (which can loop), a site reportgen wrote
    (a folder holding SITE_MARKER), and anything deeper than MAX_DEPTH are
    passed over; a walk that meets more than MAX_ENTRIES entries stops with an
@@ -96,6 +97,7 @@ def walk(
     """
     found: list[Path] = []
     seen = 0
+    inside = folder.resolve()
     stack: list[tuple[Path, int]] = [(folder, 0)]
     while stack:
         current, depth = stack.pop()
@@ -128,7 +130,17 @@ def walk(
                     elif not (sub / SITE_MARKER).exists():
                         subfolders.append(sub)
                 elif entry.is_file(follow_symlinks=True):
-                    found.append(Path(entry.path))
+                    path = Path(entry.path)
+                    if entry.is_symlink() and not path.resolve().is_relative_to(inside):
+                        # A link out of the folder could read any file the build's user
+                        # can (~/.git-credentials), and quote its first line in an error.
+                        why = f"a symbolic link out of {folder}, not followed"
+                        if skipped is None:
+                            problems.add(f"{path}: {why}; give the file it names itself")
+                            return None
+                        skipped.append((str(path), why))
+                        continue
+                    found.append(path)
             except FileNotFoundError:
                 continue  # an entry that vanished: nothing to read
             except OSError as error:

@@ -116,7 +116,7 @@ def _resolve(
     by_lower: dict[str, list[str]] = {}
     for name, _ in columns:
         by_lower.setdefault(name.lower(), []).append(name)
-    listing = ", ".join(repr(name) for name, _ in columns)
+    listing = column_listing([name for name, _ in columns])
     names: dict[str, str] = {}
     for field, wanted in source.columns:
         if wanted in types:
@@ -744,10 +744,29 @@ def _read_table(
             tally.problems.add(f"{where}: cannot be read as {kind}: {_duckdb_reason(error)}")
 
 
+#: A message lists at most this many of a file's columns, each cut to NAME_SHOWN
+#: characters: a header is the first line of whatever file was given, which may be a
+#: credential, and error messages end up in CI logs.
+COLUMNS_SHOWN = 12
+NAME_SHOWN = 24
+
+
+def column_listing(names: list[str]) -> str:
+    """A file's column names as a message lists them: few, and each cut short."""
+    if not names:
+        return "none"
+    shown = [
+        repr(name if len(name) <= NAME_SHOWN else name[: NAME_SHOWN - 1] + "…")
+        for name in names[:COLUMNS_SHOWN]
+    ]
+    more = len(names) - COLUMNS_SHOWN
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
 def _missing_message(
     where: str, missing: list[str], columns: list[tuple[str, str]], score: str | None
 ) -> str:
-    listing = ", ".join(repr(name) for name, _ in columns) or "none"
+    listing = column_listing([name for name, _ in columns])
     wanted = "; ".join(
         f"{field}: one of {', '.join(ALIASES[field])}"
         + (f" or {SCORE} with threshold:" if field == "passed" else "")

@@ -80,12 +80,55 @@ def check_output(
                 f"{setting}: {output} holds {path}, which this build reads; replacing the "
                 "folder would delete it, so give the site a folder of its own"
             )
-    if target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists() and not force:
+    repository = _repository_in(target)
+    if repository is not None:
         raise UserError(
-            f"{setting}: {output} is not empty and was not written by reportgen "
-            f"(no {MARKER} file); pass --force to replace it"
+            f"{setting}: {output} is or holds a version-control repository ({repository}); "
+            "a site never replaces one, with or without --force: give the site a folder "
+            "of its own"
         )
+    if target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists():
+        if not force:
+            raise UserError(
+                f"{setting}: {output} is not empty and was not written by reportgen "
+                f"(no {MARKER} file); pass --force to replace it"
+            )
+        if not (target / "index.html").is_file():
+            # --force is for a site an older reportgen (or another tool) wrote, not for
+            # any folder a typo names.
+            raise UserError(
+                f"{setting}: {output} is not empty and is not a site (no index.html), so "
+                "even --force does not replace it; give the site a folder of its own"
+            )
     return target
+
+
+#: Folders that make a folder a version-control repository.
+REPOSITORY_FOLDERS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"})
+#: Entries looked at, at most, when searching an output folder for a repository.
+_REPOSITORY_SEARCH = 100_000
+
+
+def _repository_in(target: Path) -> Path | None:
+    """A repository folder that `target` is, lies in, or holds; None if there is none.
+    A folder too large to search through counts as holding one: it is no old site."""
+    for part in (target, *target.parents):
+        if part.name in REPOSITORY_FOLDERS:
+            return part
+    if not target.is_dir():
+        return None
+    if (target / MARKER).exists():
+        # A site reportgen wrote: only its top could have gained a repository since.
+        return next((target / n for n in REPOSITORY_FOLDERS if (target / n).exists()), None)
+    seen = 0
+    for parent, folders, files in os.walk(target):
+        for name in (*folders, *files):  # a worktree's or submodule's .git is a file
+            seen += 1
+            if name in REPOSITORY_FOLDERS:
+                return Path(parent) / name
+        if seen > _REPOSITORY_SEARCH:
+            return target
+    return None
 
 
 @dataclass(frozen=True)
