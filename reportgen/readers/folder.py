@@ -5,11 +5,11 @@ repeated CI runs arrive as folders. The rules, in order:
 
 1. The folder is walked in sorted order; an entry that cannot be read (no
    permission) or a symbolic link to a file outside the folder stops it with an
-   error naming the entry (--skip-unreadable lists it as skipped). Hidden entries (a name starting with
-   "."), symbolic links to folders (which can loop), a site reportgen wrote
-   (a folder holding SITE_MARKER), and anything deeper than MAX_DEPTH are
-   passed over; a walk that meets more than MAX_ENTRIES entries stops with an
-   error.
+   error naming the entry (--skip-unreadable lists it as skipped). Hidden
+   entries (a name starting with "."), symbolic links to folders (which can
+   loop), a site reportgen wrote (a folder holding SITE_MARKER), and anything
+   deeper than MAX_DEPTH are passed over; a walk that meets more than
+   MAX_ENTRIES entries stops with an error.
 2. Files whose suffix says they are not results (NOT_RESULTS: logs, text,
    recordings, scripts, pictures, pages) are skipped unread. Every other file
    is detected like a file given alone (its suffix, else its first 64 KiB);
