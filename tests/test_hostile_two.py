@@ -211,3 +211,42 @@ def test_an_error_quotes_a_files_header_only_cut_short(
     wide.write_text(",".join(f"c{i}" for i in range(40)) + "\n" + ",".join("1" * 40) + "\n")
     status, _, err = run(["summary", str(wide)], capsys)
     assert status == 2 and "'c11' and 28 more" in err and "'c12'" not in err
+
+
+# ------------------------------------------------ 3: every encoding an XML file can declare
+
+JUNIT = (
+    '<?xml version="1.0" encoding="{encoding}"?>\n<testsuite name="s">'
+    '<testcase classname="c" name="テスト"/><testcase classname="c" name="二">'
+    "<failure/></testcase></testsuite>\n"
+)
+
+
+@pytest.mark.parametrize(
+    "encoding", ["shift_jis", "gbk", "big5", "euc_jp", "cp932", "utf-7", "utf-32", "utf-16"]
+)
+def test_junit_in_any_encoding_python_knows_is_read(
+    encoding: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_bytes(JUNIT.format(encoding=encoding).encode(encoding))
+    status, text, err = run(["summary", str(report), "--format", "json"], capsys)
+    assert status == 0, err
+    (rs,) = json.loads(text)["result_sets"]
+    assert {t["id"]: t["successes"] for t in rs["tasks"]} == {"c::テスト": 1, "c::二": 0}
+
+
+@pytest.mark.parametrize(
+    ("declared", "body", "said"),
+    [
+        ("klingon", b"<testsuite/>", ":1: cannot read the XML's encoding: unknown encoding"),
+        ("shift_jis", b'<testsuite name="\x82"/>', ":1: cannot read the XML's encoding: "),
+    ],
+)
+def test_junit_in_an_encoding_that_cannot_be_read_is_located(
+    declared: str, body: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_bytes(f'<?xml version="1.0" encoding="{declared}"?>\n'.encode() + body)
+    status, _, err = run(["summary", str(report)], capsys)
+    assert status == 2 and f"{report}{said}" in err and "Traceback" not in err

@@ -18,7 +18,10 @@ report never needs one.
 
 from __future__ import annotations
 
+import codecs
+import re
 import xml.parsers.expat
+from pathlib import Path
 
 from ..limits import MAX_DOCUMENT_BYTES, size_text
 from .base import Reader, Source, Tally
@@ -85,10 +88,43 @@ def _refuse_entity(*_: object) -> None:
     raise _Refused("an entity declaration, which a JUnit report never needs")
 
 
+#: Encodings expat decodes itself; for any other a file declares, Python decodes it.
+_EXPAT_ENCODINGS = frozenset({"utf-8", "utf-16", "utf-16-le", "utf-16-be", "latin-1", "ascii"})
+_DECLARED = re.compile(rb"""^\s*<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]{1,40})["']""")
+
+
+def _declared_codec(path: Path) -> str | None:
+    """The Python codec of the encoding the file's XML declaration names, where expat
+    cannot decode it itself (Shift_JIS, GBK, Big5, UTF-7, UTF-32: expat stops with
+    "multi-byte encodings are not supported"); None where expat can, or none is named.
+    Raises LookupError for a name Python does not know."""
+    with path.open("rb") as handle:
+        head = handle.read(256)
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"  # its declaration cannot be read as bytes
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None  # UTF-16 with its byte-order mark: expat's own
+    found = _DECLARED.match(head)
+    if found is None:
+        return None
+    codec = codecs.lookup(found.group(1).decode("ascii")).name
+    return None if codec in _EXPAT_ENCODINGS else codec
+
+
 def read_junit(source: Source, tally: Tally) -> None:
     problems = tally.problems
     path = source.path
-    parser = xml.parsers.expat.ParserCreate()
+    try:
+        codec = _declared_codec(path)
+    except LookupError as error:
+        problems.add(f"{path}:1: cannot read the XML's encoding: {error}")
+        return
+    except OSError as error:
+        problems.add(f"{path}: cannot read: {error.strerror}")
+        return
+    # A file in another encoding reaches expat as UTF-8, which then overrides the
+    # encoding its declaration names.
+    parser = xml.parsers.expat.ParserCreate("utf-8" if codec else None)
     cases = _Cases(parser)
     parser.StartElementHandler = cases.start
     parser.EndElementHandler = cases.end
@@ -105,13 +141,14 @@ def read_junit(source: Source, tally: Tally) -> None:
             return
         with path.open("rb") as handle:
             read = 0
+            decoder = codecs.getincrementaldecoder(codec)() if codec else None
             while chunk := handle.read(_CHUNK):
                 read += len(chunk)
                 if read > MAX_DOCUMENT_BYTES:
                     problems.add(f"{path}: holds more than {size_text(MAX_DOCUMENT_BYTES)}")
                     return
-                parser.Parse(chunk, False)
-            parser.Parse(b"", True)
+                parser.Parse(decoder.decode(chunk).encode("utf-8") if decoder else chunk, False)
+            parser.Parse(decoder.decode(b"", final=True).encode("utf-8") if decoder else b"", True)
     except _Refused as error:
         problems.add(f"{path}:{parser.CurrentLineNumber}: refused: {error}")
         return
@@ -120,7 +157,7 @@ def read_junit(source: Source, tally: Tally) -> None:
         hint = " (was the file cut short?)" if reason == "no element found" else ""
         problems.add(f"{path}:{error.lineno}: not well-formed XML: {reason}{hint}")
         return
-    except (LookupError, UnicodeError) as error:
+    except (LookupError, UnicodeError, ValueError) as error:
         # The XML declaration names an encoding Python does not know, or the bytes do
         # not decode in the one it names.
         problems.add(f"{path}:{parser.CurrentLineNumber}: cannot read the XML's encoding: {error}")
