@@ -24,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import sys
 import threading
 import time
 import traceback
@@ -212,6 +213,17 @@ def with_live_reload(html: bytes, build_number: int, origin: str) -> bytes:
     return html + tag if end < 0 else html[:end] + tag + html[end:]
 
 
+class PreviewHTTPServer(ThreadingHTTPServer):
+    """The preview's HTTP server: a client that goes away mid-request is not news."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A browser that closes a connection early (a reload, a cancelled request) or
+        # sends half a request: the standard server prints a traceback for each.
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
+
+
 class _QuietHandler(SimpleHTTPRequestHandler):
     def __init__(self, *args: Any, preview: PreviewServer, **kwargs: Any) -> None:
         self.preview = preview
@@ -332,7 +344,7 @@ class PreviewServer:
         handler = self._handler(self.served)
         try:
             # Before the build, so a busy port is reported at once.
-            self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+            self.server = PreviewHTTPServer(("127.0.0.1", port), handler)
         except OSError as error:
             raise UserError(
                 f"--port: cannot serve on 127.0.0.1:{port}: {os_reason(error)}"

@@ -6,8 +6,12 @@ import io
 import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -250,3 +254,48 @@ def test_junit_in_an_encoding_that_cannot_be_read_is_located(
     report.write_bytes(f'<?xml version="1.0" encoding="{declared}"?>\n'.encode() + body)
     status, _, err = run(["summary", str(report)], capsys)
     assert status == 2 and f"{report}{said}" in err and "Traceback" not in err
+
+
+# ------------------------------------------------ 10: serve and clients that go away
+
+
+def test_serve_says_nothing_of_a_client_that_resets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client that asks for a large file and resets the connection, and one that sends
+    half a request and goes: no traceback on the console, and the server goes on."""
+    from http.server import SimpleHTTPRequestHandler
+
+    from reportgen.serve import PreviewHTTPServer
+
+    (tmp_path / "big.bin").write_bytes(os.urandom(8 * 1024 * 1024))
+
+    class Files(SimpleHTTPRequestHandler):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)  # type: ignore[arg-type]
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = PreviewHTTPServer(("127.0.0.1", 0), Files)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    try:
+        for request in (b"GET /big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", b"GET /bi"):
+            client = socket.create_connection(("127.0.0.1", port))
+            client.sendall(request)
+            if request.endswith(b"\r\n\r\n"):
+                client.recv(1024)  # the response has begun
+            # Closing with unread data (and SO_LINGER 0) sends a reset.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        time.sleep(0.5)
+        with socket.create_connection(("127.0.0.1", port)) as client:  # still serving
+            client.sendall(b"GET /big.bin HTTP/1.0\r\n\r\n")
+            assert client.recv(12).startswith(b"HTTP/1.0 200")
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
