@@ -399,6 +399,13 @@ def _columns_flag(text: str) -> tuple[tuple[str, str], ...]:
         earlier = next((c for f, c in pairs if f == field), None)
         if earlier is not None:
             raise UserError(f"--columns: {field} is given twice ({earlier!r} and {column!r})")
+        taken = next((f for f, c in pairs if c == column), None)
+        if taken is not None:
+            # task=passed,passed=passed read one column as both the task and its outcome.
+            raise UserError(
+                f"--columns: column {column!r} is given for both {taken} and {field}; each "
+                "field needs a column of its own"
+            )
         pairs.append((field, column))
     return tuple(pairs)
 
@@ -696,7 +703,7 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
-    from .lookup import find_result_set, is_report, plan_text
+    from .lookup import find_result_set, is_report, plan_text, split_spec
     from .stats.estimate import EstimateError
     from .stats.planner import plan
     from .views import plan_json
@@ -712,7 +719,7 @@ def _run_plan(args: argparse.Namespace, out: TextIO) -> int:
             raise UserError(f"--correlation: must lie between -1 and 1, got {args.correlation}")
     tasks = None if args.tasks is None else _whole_number("--tasks", args.tasks, 2)
     if args.report is not None:
-        report_path = Path(args.report.partition("#")[0])
+        report_path = split_spec(args.report)[0]
         if not is_report(report_path):
             # A result file has no headline estimate whose spread the plan could use:
             # taking T from it with the default S gave a plan unlike its site's.

@@ -265,7 +265,7 @@ def _columns(where: str, value: Any, problems: Problems) -> tuple[tuple[str, str
     if not isinstance(value, dict) or not value:
         problems.add(f"{where}: expected a mapping such as {{task: instance_id, passed: resolved}}")
         return ()
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for what, column in value.items():
         text = _text(f"{where}.{what}", column, problems)
         if str(what) not in COLUMN_FIELDS:
@@ -275,6 +275,11 @@ def _columns(where: str, value: Any, problems: Problems) -> tuple[tuple[str, str
             )
         elif text is None or not text.strip():
             problems.add(f"{where}.{what}: expected a column name")
+        elif (taken := next((f for f, c in pairs if c == text), None)) is not None:
+            problems.add(
+                f"{where}.{what}: column {text!r} is already given for {taken}; each field "
+                "needs a column of its own"
+            )
         else:
             pairs.append((str(what), text))
     return tuple(pairs)

@@ -55,6 +55,15 @@ def _looks_like_report(path: Path) -> bool:
         return False
 
 
+def split_spec(spec: str) -> tuple[Path, str]:
+    """`PATH#ID` -> (PATH, ID); a path that exists as given, `#` and all ("res#1.jsonl"),
+    is taken whole."""
+    if "#" not in spec or Path(spec).exists():
+        return Path(spec), ""
+    path_text, _, wanted = spec.rpartition("#")
+    return Path(path_text), wanted
+
+
 def find_result_set(
     spec: str, flag: str, reading: Mapping[str, Any] | None = None, flags_checked: bool = True
 ) -> NamedCounts:
@@ -63,8 +72,7 @@ def find_result_set(
     `reading`: how to read result files (Source's fields, from the reading flags);
     `flags_checked` as for load_sources.
     """
-    path_text, _, wanted = spec.partition("#")
-    path = Path(path_text)
+    path, wanted = split_spec(spec)
     if is_report(path):
         doc = read_report(path, flag, tasks=True)
         candidates = {
@@ -197,7 +205,7 @@ def run_compare(
     `reading` says how result files are read; `given`, the flags it came from, which
     are refused when A and B are both reports (there is nothing for them to read).
     """
-    if given and all(is_report(Path(spec.partition("#")[0])) for spec in (spec_a, spec_b)):
+    if given and all(is_report(split_spec(spec)[0]) for spec in (spec_a, spec_b)):
         raise UserError(
             f"{given[0]}: A and B are both reports, and it applies to result files only; "
             "leave it out"

@@ -299,3 +299,37 @@ def test_serve_says_nothing_of_a_client_that_resets(
         server.server_close()
     err = capsys.readouterr().err
     assert "Traceback" not in err and "Error" not in err, err
+
+
+# ------------------------------------------------ the smaller items
+
+
+def test_a_hash_in_a_file_name_is_part_of_the_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`PATH#ID` picks a set of a site; a path that exists with its `#` is taken whole."""
+    results = tmp_path / "res#1.jsonl"
+    results.write_text(RESULTS.read_text())
+    status, text, err = run(["compare", str(results), str(RESULTS)], capsys)
+    assert status == 0, err
+    assert "40 shared tasks" in text
+    site = tmp_path / "si#te"
+    assert run(["build", str(results), "-o", str(site)], capsys)[0] == 0
+    (rs,) = json.loads((site / "report.json").read_text())["result_sets"]
+    status, text, err = run(["compare", f"{site}#{rs['id']}", str(RESULTS)], capsys)
+    assert status == 0 and "40 shared tasks" in text, err
+
+
+def test_one_column_for_two_fields_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "t.csv"
+    table.write_text("task,passed\na,1\n")
+    status, _, err = run(["summary", str(table), "--columns", "task=passed,passed=passed"], capsys)
+    assert status == 2 and "column 'passed' is given for both task and passed" in err
+    config = tmp_path / "reportgen.yaml"
+    config.write_text(
+        f"result_sets:\n  - path: {table}\n    columns: {{task: passed, passed: passed}}\n"
+    )
+    status, _, err = run(["summary", "--config", str(config)], capsys)
+    assert status == 2 and "columns.passed: column 'passed' is already given for task" in err
