@@ -808,6 +808,12 @@ def test_refuses_to_replace_a_folder_it_did_not_write(
     assert run_cli(config) == 2
     assert "was not written by reportgen" in capsys.readouterr().err
     assert (precious / "thesis.tex").read_text() == "years of work"
+    # Nor with --force: a folder without an index.html is no site (issue 38).
+    assert run_cli([*config, "--force"]) == 2
+    assert "is not a site (no index.html), so even --force" in capsys.readouterr().err
+    assert (precious / "thesis.tex").read_text() == "years of work"
+    # Another tool's site is replaced with --force.
+    (precious / "index.html").write_text("an old site")
     assert run_cli([*config, "--force"]) == 0
     assert not (precious / "thesis.tex").exists() and (precious / MARKER).exists()
 
