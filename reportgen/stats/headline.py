@@ -84,11 +84,8 @@ def choose_headline(
     """
     if every_run is not None or check is None:
         return _unchecked(unbiased_defined, every_run)
-    measured = [
-        check.get(name)
-        for name in PREFERENCE
-        if any(i.name == name and i.coverage is not None for i in check.intervals)
-    ]
+    by_name = {i.name: i for i in check.intervals if i.coverage is not None}
+    measured = [by_name[name] for name in PREFERENCE if name in by_name]
     if not measured:
         return _unchecked(unbiased_defined, None)
     gamma = check.confidence
@@ -109,7 +106,9 @@ def choose_headline(
     )
     claimed = f"claimed {gamma * 100:.10g}%"
     others = ", ".join(
-        f"{_SHORT[i.name]} {_share(float(i.coverage or 0.0))}" for i in measured if i is not chosen
+        f"{SHORT_NAMES[i.name]} {_share(float(i.coverage or 0.0))}"
+        for i in measured
+        if i is not chosen
     )
     others = f" (the others: {others})" if others else ""
     own = (
@@ -130,8 +129,8 @@ def choose_headline(
     )
 
 
-#: Short names for the intervals, in lists.
-_SHORT = {
+#: Short names for the intervals, in lists (the reason's, the methodology's table).
+SHORT_NAMES = {
     "plugin_t": "plug-in t",
     "unbiased_t": "unbiased t",
     "bootstrap": "bootstrap",

@@ -60,7 +60,7 @@ from ..stats.estimate import (
     normal_quantile,
     t_quantile,
 )
-from ..stats.headline import UNFIT_COVERAGE, choose_headline, supported_k
+from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
 from ..stats.task_tests import (
@@ -492,6 +492,7 @@ def render_content(
             shown_bootstrap=shown_bootstrap_interval,
             headline=lambda check, complete=True: choose_headline(check, complete),
             supported_k=supported_k,
+            interval_names=SHORT_NAMES,
             unfit=UNFIT_COVERAGE,
         )
     except jinja2.TemplateError as error:
