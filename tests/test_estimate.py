@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 
 import mpmath
@@ -516,3 +517,52 @@ def test_simulations_unbiased_pass_hat_k_at_a_billion_runs() -> None:
     for value, successes in zip(values, c, strict=True):
         reference = mpmath.binomial(int(successes), k) / mpmath.binomial(10**9, k)
         assert abs(value - reference) <= 1e-4 * reference + 1e-300
+
+
+@given(
+    st.integers(1_000, 1_000_000_000),
+    st.floats(1e-6, 0.5),
+    st.floats(-800.0, -600.0),
+)
+@settings(max_examples=examples(200), deadline=None)
+def test_values_near_the_smallest_double_keep_their_digits(
+    n: int, gap: float, target_log: float
+) -> None:
+    # k chosen so that pass^k lies around e**-746, where a double runs out: the
+    # shortcut that skips products known to round to 0 must not touch the rest.
+    c = max(n - max(int(gap * n), 1), 0)
+    k = int(min(max(target_log / math.log1p(-(n - c) / n), 1), n))
+    t = estimate_tasks([c], [n], k)
+    mp_c, mp_n = mpmath.mpf(c), mpmath.mpf(n)
+    references = {
+        "unbiased": mpmath.binomial(mp_c, k) / mpmath.binomial(mp_n, k),
+        "plugin": (mp_c / mp_n) ** k,
+    }
+    for name, reference in references.items():
+        value = float(getattr(t, name)[0])
+        if reference > sys.float_info.min:
+            assert value == pytest.approx(float(reference), rel=1e-9), name
+        else:  # subnormal or less: few digits are left, and a product loses some
+            assert abs(value - float(reference)) <= 1e-316, name
+            assert value > 0.0 or reference < mpmath.mpf(2) ** -1060, name
+
+
+def test_work_for_a_huge_k_is_bounded_by_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A product of factors of at most 1 - gap is below e**-746, so exactly 0 as a
+    # double, once it has 746 / gap factors: a value that is not 0 needs at most
+    # sqrt(746 n) of them, whatever k is. 200 tasks of a billion runs at k = 10^6
+    # used to multiply 10^6 factors each.
+    multiplied = []
+    real_prod = np.prod
+
+    def counting_prod(values: np.ndarray, *args: object, **kwargs: object) -> object:
+        multiplied.append(np.size(values))
+        return real_prod(values, *args, **kwargs)
+
+    monkeypatch.setattr(np, "prod", counting_prod)
+    n = 1_000_000_000
+    failures = np.geomspace(1, n // 2, 200).astype(np.int64)
+    t = estimate_tasks(n - failures, np.full(failures.shape, n), 1_000_000)
+    assert sum(multiplied) <= len(failures) * math.sqrt(746 * n)
+    assert np.all(t.unbiased[failures > 800_000] == 0.0)
+    assert np.all(t.unbiased[failures < 700] > 0.0)

@@ -95,12 +95,18 @@ class Powers:
         pairs = np.empty(p_arr.shape, dtype=np.complex128)
         pairs.real, pairs.imag = p_arr, q_arr
         distinct, inverse = np.unique(pairs.ravel(), return_inverse=True)
-        self._logs = [_log_fraction(z.real, z.imag) for z in distinct.tolist()]
+        logs = [_log_fraction(z.real, z.imag) for z in distinct.tolist()]
+        self._logs = np.array(logs, dtype=np.float64)
         self._inverse = inverse.reshape(-1)
         self._shape = p_arr.shape
 
     def __call__(self, k: int) -> FloatArray:
-        out = np.array([_exp(k * log) for log in self._logs], dtype=np.float64)
+        exponents = k * self._logs
+        # Below -746 exp is 0 in any C library: only the rest need a call each,
+        # which keeps a large k (most powers 0) as cheap as a small one.
+        out = np.where(np.isnan(exponents), math.nan, 0.0)
+        needed = exponents >= -746.0
+        out[needed] = [_exp(x) for x in exponents[needed].tolist()]
         result: FloatArray = out[self._inverse].reshape(self._shape)
         return result
 
