@@ -19,11 +19,12 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from . import __version__
 from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError, os_reason
+from .json_stream import write_json
 from .stats.plain import DEFAULT_CONFIDENCE, MAX_K, confidence_extreme, counted
 from .terminal import estimate_text, skipped_warnings, terminal_safe, warnings_text
 
@@ -170,7 +171,8 @@ def _run_estimate(args: argparse.Namespace, out: TextIO) -> int:
         else None
     )
     if args.format == "json":
-        out.write(json.dumps(estimate_json(suite, headline, check, instead), indent=2) + "\n")
+        write_json(estimate_json(suite, headline, check, instead, stream=True), out)
+        out.write("\n")
     else:
         out.write(
             estimate_text(suite, headline, check, as_suite=bool(args.suite), supported=instead)
@@ -454,7 +456,8 @@ def _run_summary(args: argparse.Namespace, out: TextIO) -> int:
     )
     _say_skipped(loaded.skipped)
     if args.format == "json":
-        out.write(json.dumps(summary_json(report), indent=2) + "\n")
+        write_json(summary_json(report, stream=True), out)
+        out.write("\n")
     else:
         out.write(summary_text(report))
     return EXIT_OK
@@ -1146,12 +1149,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point: returns the exit status instead of calling sys.exit itself."""
-    out = out or sys.stdout
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
-    # Output is gathered and passed through terminal_safe, so no name or id read
-    # from an input can send escape sequences to the terminal.
-    text = io.StringIO()
+    # Output passes through terminal_safe, so no name or id read from an input can
+    # send escape sequences to the terminal; piece by piece, not gathered, so that a
+    # large JSON document is never held whole.
+    text = cast(TextIO, _SafeOutput(out or sys.stdout))
     try:
         args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace, TextIO], int] | None = getattr(args, "handler", None)
@@ -1159,6 +1162,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             parser.print_help(text)
             return EXIT_USER_ERROR
         return handler(args, text)
+    except _OutputFailed as failed:
+        # Not the input's fault: __main__ says so (or stays quiet for `| head`).
+        raise failed.error from None
     except UserError as error:
         for line in error.problems:
             print(f"reportgen: error: {terminal_safe(line)}", file=sys.stderr)
@@ -1174,4 +1180,30 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         print("reportgen: interrupted", file=sys.stderr)
         return 130
     finally:
-        out.write(terminal_safe(text.getvalue()))
+        text.flush()
+
+
+class _OutputFailed(Exception):
+    """Writing the output failed (a full disk, a closed pipe)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _SafeOutput(io.TextIOBase):
+    """Writes to `out` with control and bidirectional marks spelled out
+    (terminal_safe works character by character, so pieces may split anywhere)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, piece: str) -> int:
+        try:
+            self._out.write(terminal_safe(piece))
+        except OSError as error:
+            raise _OutputFailed(error) from None
+        return len(piece)
+
+    def flush(self) -> None:
+        self._out.flush()

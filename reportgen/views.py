@@ -8,9 +8,10 @@ The statistics modules know nothing of JSON; these functions read their results.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .json_stream import Stream
 from .stats.bootstrap import BootstrapInterval, TwoStageBootstrap
 from .stats.clustered import ClusteredInterval, ClusteredReliability
 from .stats.compare import Comparison
@@ -145,12 +146,14 @@ def estimate_json(
     headline: Headline | None = None,
     check: CoverageCheck | None = None,
     supported: Supported | None = None,
+    stream: bool = False,
 ) -> Json:
-    """The whole `reportgen estimate --format json` document."""
+    """The whole `reportgen estimate --format json` document (`stream`: as for summary)."""
+    rows = (task_json(suite.tasks, i) for i in range(len(suite.tasks)))
     return {
         "k": suite.k,
         "confidence": suite.confidence,
-        "tasks": [task_json(suite.tasks, i) for i in range(len(suite.tasks))],
+        "tasks": Stream(rows) if stream else list(rows),
         "reliability_at_k": reliability_json(suite, headline, check, None, supported),
         "coverage": None if check is None else coverage_json(check),
         "warnings": estimate_warnings(suite, headline, check, supported),
@@ -345,10 +348,7 @@ def plan_json(result: Plan) -> Json:
 # ---------------------------------------------------------------- the report and its history
 
 
-def summary_set_json(s: SetReport) -> Json:
-    """One result set as `reportgen summary --format json` prints it."""
-    rs = s.result_set
-    tasks = []
+def _summary_task_rows(s: SetReport) -> Iterator[Json]:
     for i, t in enumerate(s.tasks):
         row: Json = {"id": t.id}
         body = task_json(s.estimates.tasks, i)
@@ -356,14 +356,21 @@ def summary_set_json(s: SetReport) -> Json:
         row["runs"] = body.pop("runs")
         row["excluded_runs"] = t.excluded
         row.update(body)
-        tasks.append(row)
+        yield row
+
+
+def summary_set_json(s: SetReport, stream: bool = False) -> Json:
+    """One result set as `reportgen summary --format json` prints it; with `stream`,
+    its tasks are a Stream, made as they are written (json_stream.write_json)."""
+    rs = s.result_set
+    rows = _summary_task_rows(s)
     return {
         "suite": rs.suite,
         "model": rs.model,
         "name": rs.name,
         "format": rs.format,
         "excluded_runs": rs.excluded_runs,
-        "tasks": tasks,
+        "tasks": Stream(rows) if stream else list(rows),
         "reliability_at_k": reliability_json(
             s.estimates, s.headline, s.coverage, s.headline_interval_name, s.supported
         ),
@@ -372,11 +379,11 @@ def summary_set_json(s: SetReport) -> Json:
     }
 
 
-def summary_json(report: Report) -> Json:
-    """The whole `reportgen summary --format json` document."""
+def summary_json(report: Report, stream: bool = False) -> Json:
+    """The whole `reportgen summary --format json` document (`stream`: see above)."""
     sets = []
     for s in report.sets:
-        body = summary_set_json(s)
+        body = summary_set_json(s, stream)
         # Where `estimate --format json` has it: the check that chose the headline.
         warnings = body.pop("warnings")
         body["coverage"] = None if s.coverage is None else coverage_json(s.coverage)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import shutil
@@ -341,3 +342,154 @@ def test_one_column_for_two_fields_is_refused(
     )
     status, _, err = run(["summary", "--config", str(config)], capsys)
     assert status == 2 and "columns.passed: column 'passed' is already given for task" in err
+
+
+# ------------------------------------------------------------ 7: long histories
+
+
+def _history_of(path: Path, builds: int) -> None:
+    """`builds` earlier builds of the suite below, each with its own counts."""
+    with path.open("w") as handle:
+        for i in range(builds):
+            tasks = {t: [(i * (j + 3)) % 11, 10] for j, t in enumerate("abc")}
+            entry = {"schema_version": 1, "label": f"b{i}", "k": 3, "confidence": 0.95}
+            entry["result_sets"] = [
+                {
+                    "suite": "s",
+                    "model": "m",
+                    "name": "m · s",
+                    "tasks": tasks,
+                    "reliability_at_k": {},
+                }
+            ]
+            handle.write(json.dumps(entry) + "\n")
+
+
+SMALL_SUITE = """suite: s
+model: m
+tasks:
+  - {id: a, successes: 7, runs: 10}
+  - {id: b, successes: 10, runs: 10}
+  - {id: c, successes: 3, runs: 10}
+"""
+
+
+def test_the_builds_a_long_trend_draws() -> None:
+    from reportgen.website.chart import TREND_DRAWN, drawn_builds
+
+    assert drawn_builds(5) == [0, 1, 2, 3, 4]
+    for count in (TREND_DRAWN, TREND_DRAWN + 1, 1_500, 10_001):
+        drawn = drawn_builds(count)
+        assert len(drawn) == min(count, TREND_DRAWN) and drawn == sorted(set(drawn))
+        assert drawn[0] == 0 and drawn[-1] == count - 1
+        gaps = {b - a for a, b in itertools.pairwise(drawn)}
+        assert max(gaps) - min(gaps) <= 1  # evenly spaced
+
+
+@pytest.mark.slow
+def test_a_history_of_ten_thousand_builds_is_drawn_and_tabled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 1,500 builds stopped the chart engine ("Maximum call stack size exceeded").
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SMALL_SUITE)
+    history = tmp_path / "history.jsonl"
+    _history_of(history, 10_000)
+    site = tmp_path / "site"
+    argv = ["build", str(suite), "--history", str(history), "--label", "now", "-o", str(site)]
+    status, _, err = run(argv, capsys)
+    assert status == 0, err
+    page = (site / "sets" / "m-s" / "trend.html").read_text()
+    rows = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert rows.count('<th scope="row">') == 10_001  # the table keeps every build
+    assert "<svg" in page and "For 300 of the 10,001 builds, evenly spaced" in page
+    assert page.index(">b0<") < page.index(">b9999<") < page.index(">now<")
+    assert len((site / "history.jsonl").read_text().splitlines()) == 10_001
+
+
+# ------------------------------------------------------------ 8: the chart engine's failures
+
+
+def test_a_chart_engine_without_address_space_is_a_located_error(tmp_path: Path) -> None:
+    # V8 reserves about 64 GiB of address space at start: under `ulimit -v` 32 GiB it
+    # aborted, and the build printed a traceback.
+    import resource
+
+    site = tmp_path / "site"
+    command = [sys.executable, "-m", "reportgen", "build", str(RESULTS), "-o", str(site)]
+    first = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert first.returncode == 0, first.stderr
+    before = (site / "index.html").read_bytes()
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (32 * 2**30, 32 * 2**30))
+
+    done = subprocess.run(
+        [*command, "--no-cache"], capture_output=True, text=True, check=False, preexec_fn=limit
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (
+        "error: the chart engine (vl-convert) stopped: Fatal process out of memory" in done.stderr
+    )
+    assert "ulimit -v" in done.stderr and "the limit here is 32.0 GiB" in done.stderr
+    assert (site / "index.html").read_bytes() == before  # the old site stands
+
+
+def test_a_chart_the_engine_cannot_draw_names_its_page() -> None:
+    from reportgen.errors import UserError
+    from reportgen.website.chart import _send_all
+    from reportgen.website.charts import Chart, SiteCharts
+
+    good = {"mark": "point", "data": {"values": [{"x": 1}]}, "encoding": {"x": {"field": "x"}}}
+    charts = SiteCharts(
+        overview=[Chart("o", "Overview", "d", spec=good)],
+        by_set={"alpha": [Chart("f", "Forest", "d", spec={"mark": {"type": "nonsense"}})]},
+        by_comparison={},
+        by_trend={},
+    )
+    with pytest.raises(UserError) as raised:
+        _send_all(charts, None)()
+    (problem,) = raised.value.problems
+    assert problem.startswith("result set alpha: drawing the chart 'Forest' failed: ")
+
+
+# ------------------------------------------------------------ 8: summary --format json streams
+
+
+def _peak_mb(command: list[str], stdout: io.TextIOBase | int) -> tuple[int, float]:
+    """Exit status and peak resident memory (MB) of a child process."""
+    child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, usage.ru_maxrss / 1024
+
+
+@pytest.mark.slow
+def test_summary_json_of_many_tasks_is_written_as_it_is_made(tmp_path: Path) -> None:
+    # 10^6 tasks: 5.4 GB (a list of a million dicts, one string of 543 MB, then a
+    # copy of it on the way out); 200,000 tasks took 1,158 MB, now about 270.
+    table = tmp_path / "many.csv"
+    lines = ["suite,model,task,successes,runs"]
+    lines += [f"s,m,t{i},{(i * 7) % 11},10" for i in range(200_000)]
+    table.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "summary.json"
+    command = [sys.executable, "-m", "reportgen", "summary", str(table), "--format", "json"]
+    with out.open("w") as handle:
+        status, peak = _peak_mb(command, handle.fileno())
+    assert status == 0
+    assert peak < 500, f"peak {peak:.0f} MB"
+    doc = json.loads(out.read_text())
+    assert len(doc["result_sets"][0]["tasks"]) == 200_000
+
+
+def test_streamed_json_is_the_same_as_json_dumps(capsys: pytest.CaptureFixture[str]) -> None:
+    from reportgen.readers import load_sources
+    from reportgen.readers.base import Source
+    from reportgen.report import build_report
+    from reportgen.views import summary_json
+
+    status, out, _ = run(["summary", str(RESULTS), "--format", "json"], capsys)
+    assert status == 0
+    report = build_report(load_sources([Source(RESULTS)]).result_sets, "", "", 3, 0.95)
+    assert out == json.dumps(summary_json(report), indent=2) + "\n"

@@ -19,19 +19,21 @@ from __future__ import annotations
 
 import html
 import re
+import resource
 from collections.abc import Callable
 from typing import Any
 
 import altair as alt
 import numpy as np
 
+from ..errors import UserError
 from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
 from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import MAX_CURVE_K, FloatArray
 from ..stats.plain import counted
 from ..terminal import percent, signed, signed_bracket, terminal_safe
-from .chart_engine import Converter
+from .chart_engine import Converter, EngineFailed
 from .charts import Chart, SiteCharts
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
@@ -176,6 +178,9 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
     def receive() -> SiteCharts:
         try:
             drawn = engine.receive()
+        except EngineFailed as failed:
+            which = None if failed.index is None else pending[failed.index][0]
+            raise chart_error(failed, which, charts) from None
         finally:
             engine.close()
         for (chart, _), svg in zip(pending, drawn, strict=True):
@@ -184,6 +189,32 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
         return charts
 
     return receive
+
+
+def chart_error(failed: EngineFailed, chart: Chart | None, charts: SiteCharts) -> UserError:
+    """The engine's failure as one located line and what to do about it."""
+    if chart is None:
+        problem = f"the chart engine (vl-convert) stopped: {failed.reason}"
+    else:
+        problem = (
+            f"{charts.place(chart)}: drawing the chart {chart.title!r} failed: {failed.reason}"
+        )
+    if not failed.out_of_memory:
+        return UserError(problem)
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    hint = (
+        "the chart engine ran out of memory. Its JavaScript engine (V8) reserves about "
+        "64 GiB of address space when it starts, much more than it uses, so a "
+        "`ulimit -v` below about 128 GiB stops it"
+        + (
+            f" (the limit here is {limit / 2**30:.1f} GiB)"
+            if limit != resource.RLIM_INFINITY
+            else ""
+        )
+        + ": lift that limit and cap memory another way (a container's or cgroup's "
+        "memory limit counts only what is used)"
+    )
+    return UserError(problem, hint=hint)
 
 
 def _scale01(title: str) -> alt.Scale:
@@ -440,8 +471,19 @@ _TREND_MARKS = {
 }
 
 
+#: Up to this many builds the trend chart names each build on its axis; beyond,
+#: it draws lines over the build number (a CI that builds per commit gets there).
+TREND_NAMED = 30
+#: Builds drawn at most, evenly spaced with the first and the last: a line of
+#: 10,000 builds would be ten times wider than a screen has pixels, and Vega's
+#: layout of one point per build ran out of stack at 1,500. The table keeps all.
+TREND_DRAWN = 300
+
+
 def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> Chart:
     """reliability@k (plug-in, unbiased) and the pass rate at each build, with intervals."""
+    if len(points) > TREND_NAMED:
+        return _long_trend_chart(points, k, level, chart_id)
     datasets = _Datasets()
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
     tested_series = {"plugin": names[0], "unbiased": names[1]}
@@ -517,6 +559,85 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
             else ""
         )
         + "The table below has the same numbers."
+    )
+    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+
+
+def drawn_builds(count: int) -> list[int]:
+    """The indices of the builds a long trend draws: all, or TREND_DRAWN evenly spaced."""
+    if count <= TREND_DRAWN:
+        return list(range(count))
+    return sorted({round(i * (count - 1) / (TREND_DRAWN - 1)) for i in range(TREND_DRAWN)})
+
+
+def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> Chart:
+    """The trend of many builds: lines with interval bands over the build number."""
+    datasets = _Datasets()
+    names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
+    drawn = drawn_builds(len(points))
+    rows = []
+    for index in drawn:
+        p = points[index]
+        for series, interval in zip(names, (p.plugin, p.unbiased, p.pass_rate), strict=True):
+            if interval.estimate is None:
+                continue
+            rows.append(
+                {
+                    "build": index + 1,
+                    "series": series,
+                    "estimate": interval.estimate,
+                    "low": interval.estimate if interval.low is None else interval.low,
+                    "high": interval.estimate if interval.high is None else interval.high,
+                }
+            )
+    changes = [
+        {"build": i + 1, "estimate": points[i].lead.estimate}
+        for i in drawn
+        if points[i].significant and points[i].lead.estimate is not None
+    ]
+    colour = alt.Color(
+        "series:N", scale=alt.Scale(domain=names, range=[BLUE, GREEN, ORANGE]), title=None
+    )
+    dash = alt.StrokeDash(
+        "series:N", scale=alt.Scale(domain=names, range=[[1, 0], [6, 3], [2, 2]]), title=None
+    )
+    x = alt.X("build:Q", title="build (1 is the oldest)", axis=alt.Axis(format="d"))
+    data = datasets.add(rows)
+    band = (
+        alt.Chart(data)
+        .mark_area(opacity=0.15)
+        .encode(
+            x=x,
+            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
+            y2=alt.Y2("high"),
+            color=colour,
+        )
+    )
+    line = (
+        alt.Chart(data)
+        .mark_line()
+        .encode(x=x, y=alt.Y("estimate:Q", scale=_scale01("")), color=colour, strokeDash=dash)
+    )
+    layers = band + line
+    if changes:
+        layers += (
+            alt.Chart(datasets.add(changes))
+            .mark_point(shape="diamond", filled=True, size=50, color=VERMILLION)
+            .encode(x=x, y=alt.Y("estimate:Q"))
+        )
+    chart = layers.properties(width=WIDTH - 80, height=240)
+    count = len(points)
+    title = f"reliability@{k} and pass rate over {count:,} builds, {level} bands"
+    which = (
+        f"For each of {count:,} builds"
+        if len(drawn) == count
+        else f"For {len(drawn)} of the {count:,} builds, evenly spaced from the first to this one"
+    )
+    description = (
+        f"{which}, by build number (1 is the oldest): reliability@{k} (plug-in and unbiased) "
+        "and the mean pass rate as lines, each with its interval as a band. A diamond marks "
+        "a drawn build whose change from the previous one, in the estimate the trend follows "
+        "(the headline), is larger than the noise. The table below has every build."
     )
     return _render(chart_id, title, description, chart.properties(title=title), datasets)
 

@@ -25,6 +25,38 @@ FONTS_CONF = Path(__file__).with_name("fontconfig") / "fonts.conf"
 _WARM_UP = {"mark": "point", "data": {"values": [{"x": 0}]}, "encoding": {"x": {"field": "x"}}}
 
 
+#: Starts the line the engine writes when one spec fails: the spec's index and why.
+FAILED_SPEC = "reportgen-chart-failed"
+
+
+class EngineFailed(Exception):
+    """The engine stopped: at one spec (`index`), or as a whole (index None)."""
+
+    def __init__(self, reason: str, index: int | None = None, out_of_memory: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.index = index
+        self.out_of_memory = out_of_memory
+
+    @classmethod
+    def from_stderr(cls, text: str, status: int) -> EngineFailed:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        for line in lines:
+            if line.startswith(FAILED_SPEC + " "):
+                _, index, reason = line.split(" ", 2)
+                memory = "out of memory" in reason.lower() or "call stack" in reason.lower()
+                return cls(reason, int(index), memory)
+        # V8 aborts the whole process, printing "Fatal process out of memory" (as it
+        # does when `ulimit -v` leaves it too little address space to reserve its heap)
+        # and then a C stack trace that says nothing more.
+        fatal = next((line.lstrip("# ") for line in lines if "Fatal" in line), None)
+        if fatal is not None:
+            return cls(fatal, None, "out of memory" in fatal.lower())
+        if status < 0:
+            return cls(f"stopped by signal {-status}", None, status == -9)
+        return cls(lines[-1] if lines else f"exit status {status}")
+
+
 class Converter:
     """One child process that converts one batch of specs."""
 
@@ -59,9 +91,7 @@ class Converter:
         """The SVG of each spec sent, in order, once the engine has drawn them all."""
         out, err = self.process.communicate()
         if self.process.returncode != 0:
-            detail = err.decode("utf-8", "replace").strip().splitlines()
-            reason = detail[-1] if detail else f"exit status {self.process.returncode}"
-            raise RuntimeError(f"drawing charts failed: {reason}")
+            raise EngineFailed.from_stderr(err.decode("utf-8", "replace"), self.process.returncode)
         svgs: list[str] = json.loads(out)
         return svgs
 
@@ -115,7 +145,15 @@ def main() -> None:
     vl_convert.vegalite_to_svg(_WARM_UP)  # start the engine before the specs arrive
     size = int.from_bytes(sys.stdin.buffer.read(8), "big")
     specs = json.loads(sys.stdin.buffer.read(size))
-    json.dump([vl_convert.vegalite_to_svg(spec) for spec in specs], sys.stdout)
+    svgs = []
+    for index, spec in enumerate(specs):
+        try:
+            svgs.append(vl_convert.vegalite_to_svg(spec))
+        except Exception as error:  # Vega's own errors, a JavaScript stack overflow
+            reason = " ".join(str(error).split())[:300]
+            print(f"{FAILED_SPEC} {index} {reason}", file=sys.stderr)
+            sys.exit(3)
+    json.dump(svgs, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,20 @@ class SiteCharts:
     by_comparison: dict[str, list[Chart]]
     by_trend: dict[str, list[Chart]]
 
+    def place(self, chart: Chart) -> str:
+        """Which page a chart is drawn for, as an error message names it."""
+        if any(chart is c for c in self.overview):
+            return "the overview"
+        for kind, groups in (
+            ("result set", self.by_set),
+            ("comparison", self.by_comparison),
+            ("trend of result set", self.by_trend),
+        ):
+            for name, group in groups.items():
+                if any(chart is c for c in group):
+                    return f"{kind} {name}"
+        return "a page"
+
     def all(self) -> list[Chart]:
         groups = [self.overview, *self.by_set.values(), *self.by_comparison.values()]
         return [chart for group in [*groups, *self.by_trend.values()] for chart in group]

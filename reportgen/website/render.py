@@ -352,10 +352,11 @@ class Renderer:
         #: Which tasks of each set have a page (task_pages): links go only to these.
         self.with_pages = pages_by_set(report, options.task_pages)
         self.site_key = self._site_key()
-        trends = report.history.trends if report.history is not None else {}
+        # A set's trend is computed from the earlier builds (in the site key) and
+        # its own counts, so those cover it; the trend itself is not hashed (repr of
+        # its arrays took a minute for 1,500 builds).
         self.set_keys = {
-            s.id: digest(self.site_key, result_set_digest(s.result_set), trends.get(s.id))
-            for s in report.sets
+            s.id: digest(self.site_key, result_set_digest(s.result_set)) for s in report.sets
         }
 
     def template_keys(self) -> dict[str, str | None]:
