@@ -475,6 +475,8 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
     # module was imported), so that its start-up overlaps the imports: only for a
     # build, as the site stack (Jinja, Altair) costs more to import than
     # `estimate` or `check` takes to run.
+    from .website.write import StoppedAfterSwap
+
     converter = started()
     retired: list[Path] = []  # the previous site, once the new one has replaced it
     try:
@@ -488,6 +490,14 @@ def _run_build(args: argparse.Namespace, out: TextIO) -> int:
             converter=converter,
             retired=retired,
         )
+    except StoppedAfterSwap as stop:
+        # Too late to stop the build: it was done. Its site is what the status says.
+        _remove_now(retired)
+        sys.stderr.write(
+            f"reportgen: {stop.signal_name} came as the new site was swapped in; it is "
+            f"complete and in place: {terminal_safe(str(config.output))}/\n"
+        )
+        return EXIT_OK
     except BaseException:
         _remove_now(retired)  # swapped out before the failure: nobody else removes it
         raise

@@ -493,3 +493,35 @@ def test_streamed_json_is_the_same_as_json_dumps(capsys: pytest.CaptureFixture[s
     assert status == 0
     report = build_report(load_sources([Source(RESULTS)]).result_sets, "", "", 3, 0.95)
     assert out == json.dumps(summary_json(report), indent=2) + "\n"
+
+
+# ------------------------------------------------------------ smaller: a stop at the swap
+
+
+@pytest.mark.parametrize("sent", ["SIGINT", "SIGTERM"])
+def test_a_stop_during_the_swap_finishes_it_and_says_so(
+    sent: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ctrl-C there exited 130 with the new site in place; SIGTERM ended the process
+    # before the old site, moved aside, was removed.
+    import signal
+
+    from reportgen.website import write
+
+    site = tmp_path / "site"
+    assert run(["build", str(RESULTS), "-o", str(site), "--label", "one"], capsys)[0] == 0
+    real_swap = write._swap
+
+    def stopped_swap(staging: Path, output: Path) -> Path | None:
+        signal.raise_signal(getattr(signal, sent))
+        return real_swap(staging, output)
+
+    monkeypatch.setattr(write, "_swap", stopped_swap)
+    before = signal.getsignal(signal.SIGTERM)
+    argv = ["build", str(RESULTS), "-o", str(site), "--no-cache", "--title", "Two"]
+    status, _, err = run(argv, capsys)
+    assert status == 0, err
+    assert f"reportgen: {sent} came as the new site was swapped in; it is complete" in err
+    assert "<title>Two" in (site / "index.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".reportgen-cache") == ["site"]
+    assert signal.getsignal(signal.SIGTERM) == before

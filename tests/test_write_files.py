@@ -382,7 +382,7 @@ def test_ctrl_c_while_folders_move_waits_for_the_swap(
     monkeypatch.setattr(write, "_swap", interrupted_swap)
     files = _keep_every_page(walked)
     files[0] = (files[0][0], b"<p>changed</p>")
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(write.StoppedAfterSwap):
         write_site(site, files, previous=walked)  # type: ignore[arg-type]
     # The interrupt took effect once the new site was in place, whole.
     assert _site_files(site).keys() == walked.files.keys()
@@ -399,16 +399,21 @@ def test_held_signals_reach_their_handlers_afterwards() -> None:
     seen: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda number, frame: seen.append(number))
     try:
-        with _signals_held():
+        # A block that succeeds hands the stops to its caller (write_site finishes
+        # the swap and then stops: StoppedAfterSwap).
+        with _signals_held() as stops:
             signal.raise_signal(signal.SIGTERM)
             signal.raise_signal(signal.SIGTERM)
             assert seen == []
-        assert seen == [signal.SIGTERM]  # once, after the block
-        # Ctrl-C first: its KeyboardInterrupt does not keep SIGTERM from its handler.
+        assert seen == [] and stops == [signal.SIGTERM, signal.SIGTERM]
+        # One that fails acts on them, each once. Ctrl-C first: its KeyboardInterrupt
+        # does not keep SIGTERM from its handler.
         with pytest.raises(KeyboardInterrupt), _signals_held():
             signal.raise_signal(signal.SIGINT)
             signal.raise_signal(signal.SIGTERM)
-        assert seen == [signal.SIGTERM, signal.SIGTERM]
+            signal.raise_signal(signal.SIGTERM)
+            raise OSError("the swap failed")
+        assert seen == [signal.SIGTERM]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import UserError
 
@@ -344,7 +345,7 @@ def write_site(
         # done, or undone.
         old_site: Path | None = None
         try:
-            with _signals_held():
+            with _signals_held() as stops:
                 try:
                     kept.move(moves, staging, link_kept)
                     links.close()
@@ -369,7 +370,24 @@ def write_site(
         if kept.move_back(staging):
             remove_tree(staging)
         raise
+    if stops:
+        # Asked to stop while the new site went in: it is in place, and the old one
+        # is handed over for removal; the stop is acted on now.
+        raise StoppedAfterSwap(stops[0])
     return len(written), total
+
+
+class StoppedAfterSwap(KeyboardInterrupt):
+    """A stop (Ctrl-C, SIGTERM, SIGHUP) came while the new site was swapped in.
+
+    The swap was finished, not undone: the new site is complete and in place. As
+    a KeyboardInterrupt, whatever runs the build stops as for Ctrl-C; `build`
+    says the site is in place and exits 0.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signal_name = signal.Signals(signum).name
 
 
 class _KeptFolders:
@@ -587,16 +605,20 @@ class _Linker:
 
 
 @contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP until the block ends, then act on them.
+def _signals_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP until the block ends.
 
-    Only the main thread sets handlers; a build in another thread runs the block as
-    it is. A handler installed outside Python (getsignal gives None) is left alone.
+    If the block fails, they are then acted on as the process's own handlers would
+    have. If it succeeds, they are left to the caller: the list yielded holds
+    them. (Acted on at once, SIGTERM's default ended the process before the old
+    site was removed, and Ctrl-C exited 130 with the new site in place.) Only the
+    main thread sets handlers; a build in another thread runs the block as it is.
+    A handler installed outside Python (getsignal gives None) is left alone.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
 
     def hold(signum: int, frame: object) -> None:
         caught.append(signum)
@@ -607,12 +629,11 @@ def _signals_held() -> Iterator[None]:
         if number is not None and signal.getsignal(number) is not None:
             held[number] = signal.signal(number, hold)
     try:
-        yield
-    finally:
-        for number, handler in held.items():
-            signal.signal(number, handler)
-        # Each one, as the process's own handler would have: one that raises
-        # (Ctrl-C's KeyboardInterrupt) does not keep the others from theirs.
+        yield caught
+    except BaseException:
+        _restore(held)
+        # Each one: one that raises (Ctrl-C's KeyboardInterrupt) does not keep the
+        # others from theirs.
         first: BaseException | None = None
         for number in dict.fromkeys(caught):
             try:
@@ -620,7 +641,14 @@ def _signals_held() -> Iterator[None]:
             except BaseException as error:
                 first = first or error
         if first is not None:
-            raise first
+            raise first from None
+        raise
+    _restore(held)
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
 
 
 def _swap(staging: Path, output: Path) -> Path | None:
