@@ -470,13 +470,12 @@ def _say_skipped(skipped: Sequence[tuple[str, str]]) -> None:
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
     from .website.chart_engine import started
+    from .website.write import StoppedAfterSwap
 
     # The chart engine's process starts first (when run as a command, before this
     # module was imported), so that its start-up overlaps the imports: only for a
     # build, as the site stack (Jinja, Altair) costs more to import than
     # `estimate` or `check` takes to run.
-    from .website.write import StoppedAfterSwap
-
     converter = started()
     retired: list[Path] = []  # the previous site, once the new one has replaced it
     try:

@@ -525,3 +525,54 @@ def test_a_stop_during_the_swap_finishes_it_and_says_so(
     assert "<title>Two" in (site / "index.html").read_text()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".reportgen-cache") == ["site"]
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+# ------------------------------------------------------------ smaller: internal column names
+
+
+def _table(path: Path, extra: str, bad: bool) -> Path:
+    """task/passed runs with one more column named `extra`; row 4 damaged if `bad`."""
+    rows = [("a", "1"), ("a", "0"), ("b", "1"), ("b", "x" if bad else "1")]
+    text = f"task,passed,{extra}\n" + "".join(f"{t},{p},9\n" for t, p in rows)
+    if path.suffix == ".csv":
+        path.write_text(text)
+        return path
+    import duckdb
+
+    source = path.with_suffix(".csv")
+    source.write_text(text)
+    scan = f"read_csv('{source}', all_varchar = true)"
+    duckdb.connect().execute(f"COPY (SELECT * FROM {scan}) TO '{path}' (FORMAT parquet)")
+    source.unlink()
+    return path
+
+
+@pytest.mark.parametrize("extra", ["__reportgen_row", "__REPORTGEN_ROW", "file_row_number"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_column_named_like_an_internal_one_is_data(
+    extra: str, suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # __reportgen_row was read as the row number (an error named row 9, not 4), and
+    # a Parquet file with a file_row_number column was refused.
+    bad = _table(tmp_path / f"bad{suffix}", extra, bad=True)
+    status, _, err = run(["summary", str(bad)], capsys)
+    assert status == 2
+    assert f"{bad}: row 4, column 'passed': 'x' is not true" in err
+    good = _table(tmp_path / f"good{suffix}", extra, bad=False)
+    status, out, err = run(["summary", str(good), "--format", "json", "-k", "1"], capsys)
+    assert status == 0, err
+    tasks = json.loads(out)["result_sets"][0]["tasks"]
+    assert [(t["id"], t["successes"], t["runs"]) for t in tasks] == [("a", 1, 2), ("b", 2, 2)]
+
+
+def test_a_counts_record_with_an_internal_field_name_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    counts = tmp_path / "counts.jsonl"
+    counts.write_text(
+        '{"task": "a", "successes": 1, "runs": 2, "__reportgen_row": 5}\n'
+        '{"task": "b", "successes": 1, "runs": "x", "__reportgen_row": 5}\n'
+    )
+    status, _, err = run(["summary", str(counts)], capsys)
+    assert status == 2 and "Traceback" not in err
+    assert f"{counts}: line 2, column 'runs': expected a whole number" in err

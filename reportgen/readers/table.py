@@ -692,13 +692,15 @@ def _duckdb_reason(error: Exception) -> str:
 def _read_table(
     source: Source,
     tally: Tally,
-    open_sql: Callable[[str], list[str]],
+    open_sql: Callable[[Any, str], tuple[str, str]],
     kind: str,
     explain: Callable[[], str | None] | None = None,
     lines: Callable[[], list[int]] | None = None,
 ) -> None:
-    """Reads a table (or JSON lines) through DuckDB. `lines`, for JSON lines, gives each
-    record's line number, for messages to name lines rather than records."""
+    """Reads a table (or JSON lines) through DuckDB. `open_sql` opens the file on a
+    connection and returns the relation to read it from and the SQL of each row's
+    number in the file (from 1). `lines`, for JSON lines, gives each record's line number, for
+    messages to name lines rather than records."""
     import duckdb
 
     path = source.path
@@ -707,8 +709,15 @@ def _read_table(
     tally.named_from(suite=f"the suite {what}", model=f"the model {what}")
     with _plain_path(path) as plain, _connect() as con:
         try:
-            for statement in open_sql(plain):
-                con.execute(statement)
+            relation, row_number = open_sql(con, plain)
+            # A column of the file named as the row number's (any case) is left out:
+            # read as the row number, it misplaced every message.
+            names = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+            clash = [name for name, *_ in names if name.lower() == ROW]
+            exclude = f" EXCLUDE ({_ident(clash[0])})" if clash else ""
+            con.execute(
+                f"CREATE TEMP VIEW src AS SELECT *{exclude}, {row_number} AS {ROW} FROM {relation}"
+            )
             columns = [
                 (str(name), str(sql_type))
                 for name, sql_type, *_ in con.execute("DESCRIBE src").fetchall()
@@ -800,12 +809,16 @@ def _csv_sql(delimiter: str) -> Callable[[str], list[str]]:
         f"header = true, all_varchar = true, delim = {_literal(delimiter)}, quote = '\"', "
         "escape = '\"', comment = '', skip = 0, strict_mode = true"
     )
-    return lambda plain: [
+
+    def open_csv(con: Any, plain: str) -> tuple[str, str]:
         # Materialised once: every check and the grouping read it again, and a table's
         # rowid is the row's place in the file (DuckDB keeps insertion order).
-        f"CREATE TEMP TABLE raw AS SELECT * FROM read_csv({_literal(plain)}, {options})",
-        f"CREATE TEMP VIEW src AS SELECT *, rowid + 1 AS {ROW} FROM raw",
-    ]
+        con.execute(
+            f"CREATE TEMP TABLE raw AS SELECT * FROM read_csv({_literal(plain)}, {options})"
+        )
+        return "raw", "rowid + 1"
+
+    return open_csv
 
 
 def _csv_problem(path: Path, delimiter: str) -> str | None:
@@ -900,16 +913,19 @@ def read_csv(source: Source, tally: Tally) -> None:
 
 def read_parquet(source: Source, tally: Tally) -> None:
     """A Parquet file."""
-    _read_table(
-        source,
-        tally,
-        lambda plain: [
-            f"CREATE TEMP VIEW src AS SELECT * EXCLUDE (file_row_number), "
-            f"file_row_number + 1 AS {ROW} "
-            f"FROM read_parquet({_literal(plain)}, file_row_number = true)"
-        ],
-        "Parquet",
-    )
+    _read_table(source, tally, _open_parquet, "Parquet")
+
+
+def _open_parquet(con: Any, plain: str) -> tuple[str, str]:
+    scan = f"read_parquet({_literal(plain)})"
+    names = con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()
+    if all(str(name).lower() != "file_row_number" for name, *_ in names):
+        # DuckDB's virtual column: the row's place in the file, read in place.
+        return scan, "file_row_number + 1"
+    # The file has a column of that name, which hides the virtual one: read into a
+    # table, whose rowid keeps the file's order, as for CSV.
+    con.execute(f"CREATE TEMP TABLE raw AS SELECT * FROM {scan}")
+    return "raw", "rowid + 1"
 
 
 def read_jsonl_counts(source: Source, tally: Tally) -> None:
@@ -918,16 +934,20 @@ def read_jsonl_counts(source: Source, tally: Tally) -> None:
     _read_table(
         source,
         tally,
-        lambda plain: [
-            # Types are guessed from every record, so a late odd value cannot break the read.
-            f"CREATE TEMP TABLE raw AS SELECT * FROM read_json({_literal(plain)}, "
-            "format = 'newline_delimited', records = true, sample_size = -1)",
-            f"CREATE TEMP VIEW src AS SELECT *, rowid + 1 AS {ROW} FROM raw",
-        ],
+        _open_jsonl_counts,
         "JSONL",
         lambda: _jsonl_problem(source.path),
         lambda: _record_lines(source.path),
     )
+
+
+def _open_jsonl_counts(con: Any, plain: str) -> tuple[str, str]:
+    # Types are guessed from every record, so a late odd value cannot break the read.
+    con.execute(
+        f"CREATE TEMP TABLE raw AS SELECT * FROM read_json({_literal(plain)}, "
+        "format = 'newline_delimited', records = true, sample_size = -1)"
+    )
+    return "raw", "rowid + 1"
 
 
 def _record_lines(path: Path) -> list[int]:
