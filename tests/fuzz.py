@@ -861,6 +861,99 @@ def serve_get_case(rng: random.Random) -> Case:
     return Case("serve-get", {}, [], (), extra={"path": path})
 
 
+#: What a JUnit file may declare: encodings Python decodes (multi-byte ones that
+#: expat refuses included), ones it has no codec for, and names that are no encoding.
+XML_ENCODINGS = [
+    "utf-8", "utf-16", "utf-16-le", "utf-32", "latin-1", "cp1252", "koi8-r", "shift_jis",
+    "cp932", "euc_jp", "gbk", "gb18030", "big5", "euc-kr", "utf-7", "cp500", "hz",
+    "iso-2022-jp", "x-nonsense", "ebcdic-cp-us", "", "utf-8\"", "\u202e",
+]  # fmt: skip
+
+
+def encoding_case(rng: random.Random) -> Case:
+    """A JUnit file that declares an encoding, written in it, in another, or cut short."""
+    declared = rng.choice(XML_ENCODINGS)
+    written = declared if rng.random() < 0.7 else rng.choice(XML_ENCODINGS)
+    text = seed_junit().decode().replace('encoding="utf-8"', f'encoding="{declared}"')
+    text = text.replace('name="t1"', 'name="テスト-é-测试"')
+    try:
+        data = text.encode(written)
+    except (LookupError, UnicodeError):
+        data = text.encode("utf-8", "surrogatepass")
+    how = "as-declared" if written == declared else "mismatched"
+    if rng.random() < 0.2:
+        data = data[: rng.randrange(len(data))]
+        how = "cut"
+    argv = ["summary", "{dir}/run.xml"] + (
+        ["--input-format", "junit"] if rng.random() < 0.5 else []
+    )
+    return Case(f"encoding/{how}", {"run.xml": data}, argv, ("{dir}/run.xml",))
+
+
+#: Text in a file outside the input folder: no message may show it.
+SECRET = "ghp_SECRET_TOKEN_fuzz"
+
+
+def folder_case(rng: random.Random) -> Case:
+    """An input folder of runs with entries that cannot or must not be read: links out
+    of the folder, dangling and looping links, a FIFO, an unreadable file or folder."""
+    records = seed_jsonl()
+    files = {
+        "runs/a/part1.jsonl": to_jsonl(records[:6]),
+        "runs/b/part2.jsonl": to_jsonl(records[6:]),
+        "outside/secret.jsonl": f"{SECRET}\n".encode(),
+    }
+    entries = {
+        "link-out-file": ("link", "{dir}/outside/secret.jsonl"),
+        "link-out-folder": ("link", "{dir}/outside"),
+        "dangling": ("link", "{dir}/runs/nothing-here.jsonl"),
+        "loop": ("link", "{dir}/runs/loop.jsonl"),
+        "fifo": ("fifo", ""),
+        "unreadable-file": ("unreadable", "runs/a/part1.jsonl"),
+        "unreadable-folder": ("unreadable", "runs/b"),
+        "link-inside": ("link", "{dir}/runs/a/part1.jsonl"),
+    }
+    chosen = rng.sample(sorted(entries), rng.randint(1, 3))
+    extra: dict[str, Any] = {"links": {}, "fifos": [], "unreadable": [], "secret": SECRET}
+    for name in chosen:
+        kind, target = entries[name]
+        if kind == "link":
+            at = "runs/loop.jsonl" if name == "loop" else f"runs/{name}.jsonl"
+            extra["links"][at] = target
+        elif kind == "fifo":
+            extra["fifos"].append("runs/pipe.jsonl")
+        else:
+            extra["unreadable"].append(target)
+    argv = ["summary", "{dir}/runs"]
+    if rng.random() < 0.3:
+        argv.append("--skip-unreadable")
+    if rng.random() < 0.1:
+        argv = ["build", "{dir}/runs", "-o", "{dir}/site", "--no-cache", *argv[2:]]
+    return Case(
+        "folder/" + "+".join(chosen),
+        files,
+        argv,
+        ("{dir}/runs",),
+        build=argv[0] == "build",
+        extra=extra,
+    )
+
+
+def long_history_case(rng: random.Random) -> Case:
+    """A history of hundreds or thousands of earlier builds (a CI that builds per commit)."""
+    builds = rng.choice([31, 301, rng.randint(32, 3000)])
+    lines = []
+    for i in range(builds):
+        tasks = {t: [rng.randint(0, 4), 4] for t in ("t1", "t2", "t3")}
+        entry = {"schema_version": 1, "label": f"c{i:05d}", "k": 3, "confidence": 0.95}
+        rs = {"suite": "s", "model": "m", "name": "m · s", "tasks": tasks, "reliability_at_k": {}}
+        lines.append(to_json({**entry, "result_sets": [rs]}))
+    files = {"runs.jsonl": to_jsonl(seed_jsonl()), "history.jsonl": b"\n".join(lines) + b"\n"}
+    argv = ["build", "{dir}/runs.jsonl", "-o", "{dir}/site", "--no-cache"]
+    argv += ["--history", "{dir}/history.jsonl", "--label", "next"]
+    return Case(f"long-history/{builds}", files, argv, ("{dir}/history.jsonl",), build=True)
+
+
 def generate(seed: int, history: bytes, report: bytes) -> Iterator[Case]:
     """An endless, reproducible stream of cases."""
     rng = random.Random(seed)
@@ -872,6 +965,9 @@ def generate(seed: int, history: bytes, report: bytes) -> Iterator[Case]:
         (0.12, flag_case),
         (0.02, filename_case),
         (0.02, serve_get_case),
+        (0.02, encoding_case),
+        (0.02, folder_case),
+        (0.002, long_history_case),
     ]
     weights = [w for w, _ in families]
     while True:
@@ -926,6 +1022,8 @@ def judge(
         return f"exit status {status}, expected one of {case.statuses}"
     if "Traceback" in err:
         return "a traceback on stderr"
+    if case.extra.get("secret") and case.extra["secret"] in err:
+        return "a message shows text of a file outside the input folder"
     lines = err.splitlines()
     stray = [line for line in lines if not line.startswith(ALLOWED_STDERR)]
     if stray:
@@ -1075,7 +1173,22 @@ def run_serve_get(case: Case, folder: Path, fixtures: Fixtures) -> str | None:
 
 def write_files(case: Case, folder: Path) -> None:
     for name, data in case.files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
+    for name, target in case.extra.get("links", {}).items():
+        (folder / name).symlink_to(target.replace("{dir}", str(folder)))
+    for name in case.extra.get("fifos", []):
+        os.mkfifo(folder / name)
+    for name in case.extra.get("unreadable", []):
+        (folder / name).chmod(0)  # root reads it anyway: then it is an ordinary entry
+
+
+def _readable_again(folder: Path) -> None:
+    """Modes back, so that the case's folder can be removed."""
+    for path in [folder, *folder.rglob("*")]:
+        if not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 @dataclass
@@ -1126,6 +1239,7 @@ def run_cases(seed: int, count: int, first: int = 0) -> Outcome:
             outcome.family_seconds[family] = spent
             if violation is not None:
                 outcome.violations.append(f"case {number} (seed {seed}, {case.kind}): {violation}")
+            _readable_again(folder)
             shutil.rmtree(folder, ignore_errors=True)
         global _PREVIEW
         if _PREVIEW is not None:
