@@ -15,20 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .counts import whole_number
 from .errors import Problems, UserError
-from .limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .readers import FORMATS, Source
 from .readers.base import (
     ERROR_CHOICES,
+    BadDocument,
     describe,
     did_you_mean,
     key_text,
     not_regular,
     unprintable,
-    yaml_load,
+    yaml_document,
 )
 from .readers.table import FIELDS as COLUMN_FIELDS
 from .stats.plain import MAX_K, confidence_extreme
@@ -145,19 +143,9 @@ def load_config(path: Path) -> Config:
     if special is not None:
         raise UserError(f"{name}: {special}")
     try:
-        doc = yaml_load(read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig"))
-    except TooLarge as error:
-        raise UserError(f"{name}: {error}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: not UTF-8 text") from None
-    except ValueError as error:
-        raise UserError(f"{name}: not valid YAML: {error}") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise UserError(
-            f"{name}{line}: not valid YAML: {getattr(error, 'problem', error)}"
-        ) from None
+        doc = yaml_document(path)
+    except BadDocument as error:
+        raise UserError(str(error)) from None
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import os
 import subprocess
 from collections.abc import Sequence
@@ -24,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError
-from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
-from .readers.base import json_loads, not_regular, unprintable
+from .limits import MAX_DOCUMENT_BYTES, MAX_RECORD_BYTES, TooLarge, check_size
+from .readers.base import json_loads, jsonl_lines, not_regular, unprintable
 
 if TYPE_CHECKING:
     from .stats.compare import Comparison
@@ -93,32 +94,35 @@ def read_history(path: Path, flag: str = "--history") -> list[Json]:
     problems = Problems()
     entries: list[Json] = []
     try:
-        lines = read_limited(path, MAX_DOCUMENT_BYTES).splitlines()
+        check_size(path, MAX_DOCUMENT_BYTES)
+        # A line at a time: only the entries are kept, never the whole file, and each
+        # line's values are counted before it is parsed (json_loads).
+        for number, raw in jsonl_lines(path, MAX_RECORD_BYTES):
+            where = f"{path}:{number}"
+            if isinstance(raw, str):  # a line beyond the limit, not read
+                problems.add(f"{where}: {raw}")
+                continue
+            try:
+                entry = json_loads(raw)
+            except (UnicodeDecodeError, ValueError) as error:
+                problems.add(f"{where}: not a JSON history entry ({error})")
+                continue
+            problem = _entry_problem(entry)
+            if problem and not entries and not problems.items and _is_a_run(entry):
+                # A results file given as the history: one line that says so, not a
+                # schema problem on every line.
+                raise UserError(
+                    f"{where}: this is a run of results (it has task and passed), not a "
+                    f"history entry; give the published site's {HISTORY_FILE}"
+                )
+            if problem:
+                problems.add(f"{where}: {problem}")
+                continue
+            entries.append(entry)
     except TooLarge as error:
         raise UserError(f"{flag}: {path}: {error}") from None
     except OSError as error:
         raise UserError(f"{flag}: {path}: cannot read ({error.strerror})") from None
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            entry = json_loads(raw)
-        except (UnicodeDecodeError, ValueError) as error:
-            problems.add(f"{where}: not a JSON history entry ({error})")
-            continue
-        problem = _entry_problem(entry)
-        if problem and not entries and not problems.items and _is_a_run(entry):
-            # A results file given as the history: one line that says so, not a
-            # schema problem on every line.
-            raise UserError(
-                f"{where}: this is a run of results (it has task and passed), not a history "
-                f"entry; give the published site's {HISTORY_FILE}"
-            )
-        if problem:
-            problems.add(f"{where}: {problem}")
-            continue
-        entries.append(entry)
     problems.raise_if_any()
     return entries
 
@@ -170,6 +174,38 @@ def _entry_problem(entry: Any) -> str | None:
                 )
         if not isinstance(rs.get("reliability_at_k"), dict):
             return f"result_sets[{i}].reliability_at_k: missing"
+        # Copied into every later history as read: each value must be what a build
+        # writes (a "NaN" string was passed on verbatim).
+        blocks = {f"reliability_at_k.{name}": rs["reliability_at_k"].get(name) for name in _SERIES}
+        blocks["pass_rate"] = rs.get("pass_rate")
+        for where, block in blocks.items():
+            problem = _interval_problem(block)
+            if problem:
+                return f"result_sets[{i}].{where}{problem}"
+        if rs["reliability_at_k"].get("headline", "plugin") not in _SERIES:
+            return f"result_sets[{i}].reliability_at_k.headline: expected one of {_SERIES}"
+    return None
+
+
+_SERIES = ("plugin", "unbiased")
+
+
+def _interval_problem(block: Any) -> str | None:
+    """What is wrong with an interval as history_entry writes it (None if absent)."""
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        return ": expected an object of estimate, low, high, sd, t and df"
+    for key, value in block.items():
+        if value is None:
+            continue
+        if key == "df":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                return f".df: expected a whole number or null, not {value!r:.40}"
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            return f".{key}: expected a number or null, not {value!r:.40}"
+        elif not math.isfinite(value):  # 1e400 is read as inf
+            return f".{key}: expected a finite number or null"
     return None
 
 

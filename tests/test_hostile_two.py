@@ -576,3 +576,43 @@ def test_a_counts_record_with_an_internal_field_name_is_located(
     status, _, err = run(["summary", str(counts)], capsys)
     assert status == 2 and "Traceback" not in err
     assert f"{counts}: line 2, column 'runs': expected a whole number" in err
+
+
+# ------------------------------------------------------------ smaller: values in a history
+
+
+HISTORY = Path(__file__).resolve().parent.parent / "example" / "history.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("block", "key", "value", "said"),
+    [
+        ("plugin", "estimate", "NaN", "plugin.estimate: expected a number or null"),
+        ("plugin", "low", 1e400, "plugin.low: expected a finite number or null"),
+        ("unbiased", "df", "39", "unbiased.df: expected a whole number or null"),
+        (None, "headline", "bootstrap", "headline: expected one of"),
+    ],
+)
+def test_a_history_value_no_build_writes_is_refused_not_copied(
+    block: str | None,
+    key: str,
+    value: object,
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A "NaN" string in an earlier build's estimate was copied into the new history.
+    lines = HISTORY.read_text().splitlines()
+    entry = json.loads(lines[1])
+    reliability = entry["result_sets"][0]["reliability_at_k"]
+    (reliability if block is None else reliability[block])[key] = value
+    lines[1] = json.dumps(entry)  # 1e400 is written as Infinity: put the number back
+    lines[1] = lines[1].replace("Infinity", "1e400")
+    history = tmp_path / "history.jsonl"
+    history.write_text("\n".join(lines) + "\n")
+    site = tmp_path / "site"
+    status, _, err = run(
+        ["build", str(RESULTS), "--history", str(history), "-o", str(site)], capsys
+    )
+    assert status == 2 and not site.exists()
+    assert f"{history}:2: result_sets[0].reliability_at_k." in err and said in err

@@ -22,14 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
-from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
+from ..limits import (
+    MAX_ARCHIVE_BYTES,
+    MAX_MEMBER_BYTES,
+    TooLarge,
+    check_json_values,
+    size_text,
+)
 from .base import (
     Reader,
     Source,
     Tally,
     fraction,
     json_loads,
-    load_json_document,
+    load_json_records,
     short_note,
     task_id_of,
 )
@@ -140,21 +146,25 @@ def read_inspect(source: Source, tally: Tally) -> None:
                 f"{path}: damaged zip archive: its end is missing (was the file cut short?)"
             )
             return
-    doc = load_json_document(path, problems)
-    if doc is None:
+    # The samples are read one batch at a time: with their messages and events a log
+    # can be hundreds of megabytes. `doc` is the rest: the eval's header and results.
+    records = load_json_records(path, problems, keys=("samples",))
+    if records is None:
         return
+    doc = records.top
     if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
         problems.add(f"{path}: not an Inspect log (no 'eval' header)")
         return
     scorer = _choose_scorer(path, doc, source.scorer, problems)
-    samples = doc.get("samples")
     if scorer is None:
         return
-    if not isinstance(samples, list) or not samples:
+    if records.key is None or not records.count:
         problems.add(f"{path}: samples: the log holds no samples (was it written with them?)")
         return
     suite, model = _suite_and_model(doc, tally)
-    for i, sample in enumerate(samples):
+    for i, sample in records.items:
+        if problems.truncated:  # not `full`: see read_jsonl
+            return
         _add_sample(f"{path}: samples[{i}]", sample, scorer, suite, model, tally, source)
     _add_accuracy(path, doc, scorer, suite, model, tally)
 
@@ -206,6 +216,8 @@ def _member_json(
     where = f"{path}: {info.filename}"
     try:
         raw = _read_member(archive, info)
+        # Counted before parsing: 64 MiB of `{}` would be 20 million objects.
+        check_json_values(raw)
     except TooLarge as error:
         problems.add(f"{where}: {error}")
         return None
@@ -216,7 +228,10 @@ def _member_json(
         problems.add(f"{where}: cannot be decompressed: {error}")
         return None
     try:
-        return json_loads(raw)
+        # As text, without the bytes: the member is then held once while it is parsed.
+        text = raw.decode("utf-8")
+        del raw
+        return json_loads(text, counted=True)
     except (UnicodeDecodeError, ValueError) as error:
         problems.add(f"{where}: not valid JSON: {error}")
         return None

@@ -800,7 +800,7 @@ def _delimiter(path: Path) -> str:
     return max(_DELIMITERS, key=first.count)
 
 
-def _csv_sql(delimiter: str) -> Callable[[str], list[str]]:
+def _csv_sql(delimiter: str) -> Callable[[Any, str], tuple[str, str]]:
     # The dialect is fixed (no guessing: a guess on a damaged file read it as something
     # else, such as one column named "task,passed"). Every cell is read as text and
     # checked here, so a value a type guess did not foresee ("yes" far down a column of

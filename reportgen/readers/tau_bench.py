@@ -11,7 +11,7 @@ from .base import (
     Tally,
     agent_with_model,
     describe,
-    load_json_document,
+    load_json_records,
     task_id_of,
 )
 
@@ -38,16 +38,17 @@ def read_tau_bench(source: Source, tally: Tally) -> None:
     """τ-bench: a JSON array of {task_id, trial, reward, ...}."""
     problems = tally.problems
     path = source.path
-    doc = load_json_document(path, problems)
-    if doc is None:
+    # Read a record at a time: memory follows the largest record, not the file.
+    records = load_json_records(path, problems, top=True)
+    if records is None:
         return
-    if not isinstance(doc, list):
+    if not isinstance(records.top, list):
         problems.add(f"{path}: expected a JSON array of records with task_id, trial and reward")
         return
-    if not doc:
+    if not records.count:
         problems.add(f"{path}: the array is empty: no runs to count")
         return
-    for i, record in enumerate(doc):
+    for i, record in records.items:
         where = f"{path}: [{i}]"
         if problems.truncated:  # not `full`: see read_jsonl
             return
@@ -81,24 +82,23 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
     """τ²-bench: results.json with simulations[] (task_id, trial, reward_info.reward)."""
     problems = tally.problems
     path = source.path
-    doc = load_json_document(path, problems)
-    if doc is None:
+    # The split layout keeps one summary per simulation in simulation_index. The
+    # simulations are read one batch at a time (with their trajectories, a file can be
+    # hundreds of megabytes); `doc` is the rest, info and tasks.
+    records = load_json_records(path, problems, keys=("simulations", "simulation_index"))
+    if records is None:
         return
-    sims = doc.get("simulations") if isinstance(doc, dict) else None
-    key = "simulations"
-    if sims is None and isinstance(doc, dict) and isinstance(doc.get("simulation_index"), list):
-        # The split layout keeps one summary per simulation in simulation_index.
-        sims, key = doc["simulation_index"], "simulation_index"
-    if not isinstance(sims, list):
+    doc, key = records.top, records.key
+    if key is None or not isinstance(doc, dict):
         problems.add(f"{path}: simulations: expected a list of simulation records")
         return
-    if not sims:
-        problems.add(f"{path}: simulations: the list is empty: no runs to count")
+    if not records.count:
+        problems.add(f"{path}: {key}: the list is empty: no runs to count")
         return
     model = _tau2_model(doc)
     suite = _tau2_domain(doc)
     tally.named_from(suite="info.environment_info.domain_name", model="info.agent_info")
-    for i, sim in enumerate(sims):
+    for i, sim in records.items:
         where = f"{path}: {key}[{i}]"
         if problems.truncated:  # not `full`: see read_jsonl
             return

@@ -6,12 +6,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..counts import MAX_COUNT
 from ..errors import Problems
-from ..limits import MAX_YAML_BYTES, TooLarge, read_limited
 from .base import (
+    BadDocument,
     Reader,
     Source,
     Tally,
@@ -22,29 +20,15 @@ from .base import (
     never,
     parse_passed,
     task_id_of,
-    yaml_load,
+    yaml_document,
 )
 
 
 def _yaml_document(path: Path, problems: Problems) -> Any:
     try:
-        text = read_limited(path, MAX_YAML_BYTES).decode("utf-8-sig")
-    except TooLarge as error:
-        problems.add(f"{path}: {error}")
-        return None
-    except UnicodeDecodeError:
-        problems.add(f"{path}: not UTF-8 text (is this a binary file?)")
-        return None
-    try:
-        return yaml_load(text)
-    except ValueError as error:
-        problems.add(f"{path}: not valid YAML: {error}")
-        return None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        reason = getattr(error, "problem", None) or str(error)
-        problems.add(f"{path}{line}: not valid YAML: {reason}")
+        return yaml_document(path)
+    except BadDocument as error:
+        problems.add(str(error))
         return None
 
 
