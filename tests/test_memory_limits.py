@@ -451,3 +451,27 @@ def test_records_read_in_batches_count_the_same(
         monkeypatch.setattr(limits, "JSON_CHUNK", chunk)
         monkeypatch.setattr(limits, "JSON_BATCH", batch)
         assert counts() == whole
+
+
+# ---------------------------------------------------------------- JSONL lines
+
+MAX_LINE = 16 * MiB  # readers.base.MAX_LINE_BYTES, the README's "a JSONL line"
+
+
+def test_jsonl_line_of_empty_objects_at_the_limit(folder: Path) -> None:
+    # 16 MiB of {} on one line peaked at 618 MB.
+    head, tail = b'{"task": "t", "passed": true, "pad": [', b"{}]}\n"
+    path = write_filled(folder / "runs.jsonl", head, b"{},", tail, MAX_LINE)
+    assert_refused(measure(["summary", str(path)], folder), str(path), "JSON values")
+
+
+def test_valid_jsonl_line_at_the_limit_reads(folder: Path) -> None:
+    head, tail = b'{"task": "t", "passed": true, "note": "', b'"}\n'
+    path = write_filled(folder / "runs.jsonl", head, b"x", tail, MAX_LINE)
+    assert_read(measure(["summary", str(path)], folder))
+
+
+def test_jsonl_line_over_the_limit_is_refused(folder: Path) -> None:
+    head, tail = b'{"task": "t", "passed": true, "note": "', b'"}\n'
+    path = write_filled(folder / "runs.jsonl", head, b"x", tail, MAX_LINE + 2)
+    assert_refused(measure(["summary", str(path)], folder), str(path), "longer than")

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from ..limits import MAX_JSON_VALUES, TooLarge, check_json_values
 from .base import (
     MAX_LINE_BYTES,
     Reader,
@@ -127,6 +128,10 @@ def _holds_counts(record: Any) -> bool:
     )
 
 
+#: A value takes at least two bytes: a shorter line cannot pass MAX_JSON_VALUES.
+_COUNTED_FROM = 2 * MAX_JSON_VALUES
+
+
 def read_jsonl_lines(source: Source, tally: Tally) -> None:
     """The Python reader: line by line, every problem located at its line.
 
@@ -148,6 +153,12 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
         if isinstance(line, str):
             problems.add(f"{name}:{number}: {line}")
             continue
+        if len(line) > _COUNTED_FROM:  # only a line this long can hold too many values
+            try:
+                check_json_values(line)
+            except TooLarge as error:
+                problems.add(f"{name}:{number}: {error}")
+                continue
         try:
             record = loads(line)
         except orjson.JSONDecodeError:
