@@ -4,7 +4,10 @@ Each case writes a few files (a result file, a config, a history, a report.json)
 built from a valid seed and then damaged: random and flipped bytes, truncation,
 deep nesting, huge numbers, NaN and Infinity, a wrong type at a key path, a
 hostile string in a text field, zip members renamed, duplicated, missing or
-oversized, YAML tags and aliases. It runs one command on them and checks:
+oversized, YAML tags and aliases; also XML in every declared encoding, input
+folders with links out, dangling links, FIFOs and unreadable entries, histories
+of thousands of builds, and inputs a byte under, at and over each size limit
+(these as child processes held to 300 MB). It runs one command on them and checks:
 
 * the exit status is 0 or 2 (1 too for `check`, whose gate may fail);
 * nothing escapes `main` and stderr holds no traceback or stray line;
@@ -60,8 +63,8 @@ SUBPROCESS_EVERY = 100
 #: Classes of input left to part A of issue 12, so not generated here:
 #: - YAML alias bombs ("billion laughs"): part A's "YAML alias bombs" item; only
 #:   small, harmless aliases are made below.
-#: - zip bombs and huge documents: part A's "zip bombs and document size caps";
-#:   an "oversized" member here is a few megabytes, not gigabytes.
+#: - zip bombs: part A's "zip bombs and document size caps"; an "oversized" member
+#:   here is a few megabytes (size_case tries members at the 64 MiB limit).
 #: - the pickle cache: part A's item; every build here runs with --no-cache.
 #: - terminal escapes, RTL marks, Markdown and URL injection in what is shown:
 #:   part A's items; the contract checked here does not look at page content.
@@ -954,6 +957,51 @@ def long_history_case(rng: random.Random) -> Case:
     return Case(f"long-history/{builds}", files, argv, ("{dir}/history.jsonl",), build=True)
 
 
+def _filled(head: bytes, fill: bytes, tail: bytes, size: int) -> bytes:
+    """head + as many `fill` as fit + spaces + tail: exactly `size` bytes."""
+    count = (size - len(head) - len(tail)) // len(fill)
+    return head + fill * count + b" " * (size - len(head) - len(tail) - count * len(fill)) + tail
+
+
+def size_case(rng: random.Random) -> Case:
+    """An input at a stated limit, a byte under or over it, in the costliest shape:
+    `{}` wherever a value may go. Run as a child: its peak memory is measured."""
+    from reportgen.limits import (
+        MAX_DOCUMENT_BYTES,
+        MAX_JSON_VALUES,
+        MAX_MEMBER_BYTES,
+        MAX_YAML_BYTES,
+    )
+    from reportgen.readers.base import MAX_LINE_BYTES
+
+    shape = rng.choices(["yaml", "jsonl-line", "record-values", "eval-member", "document"],
+                        [3, 3, 3, 2, 1])[0]  # fmt: skip
+    delta = rng.choice([-1, 0, 1])
+    if shape == "yaml":
+        name, data = "suite.yaml", _filled(b"[", b"{}, ", b"{}]\n", MAX_YAML_BYTES + delta)
+    elif shape == "jsonl-line":
+        head = b'{"task": "t", "passed": true, "pad": ['
+        name, data = "runs.jsonl", _filled(head, b"{},", b"{}]}\n", MAX_LINE_BYTES + delta)
+    elif shape == "record-values":
+        # One τ-bench record holding MAX_JSON_VALUES values, one fewer or one more.
+        count = MAX_JSON_VALUES - 9 + delta  # the record, its 4 keys and 4 values
+        traj = b",".join([b"{}"] * count)
+        record = b'{"task_id": 1, "trial": 0, "reward": 1, "traj": [' + traj + b"]}"
+        name, data = "tau.json", b"[" + record + b"]"
+    elif shape == "eval-member":
+        member = _filled(
+            b'{"id": "s", "epoch": 1, "pad": [', b"{},", b"{}]}", MAX_MEMBER_BYTES + delta
+        )
+        seed = seed_inspect()
+        header = {k: v for k, v in seed.items() if k != "samples"}
+        name, data = "log.eval", eval_zip(header, [*seed["samples"], member])
+    else:
+        name, data = "tau.json", _filled(b"[", b"{},", b"{}]", MAX_DOCUMENT_BYTES + delta)
+    argv = ["summary", "{dir}/" + name]
+    return Case(f"size/{shape}{delta:+d}", {name: data}, argv, ("{dir}/" + name,),
+                extra={"child": True, "memory": 300 * 1024 * 1024})  # fmt: skip
+
+
 def generate(seed: int, history: bytes, report: bytes) -> Iterator[Case]:
     """An endless, reproducible stream of cases."""
     rng = random.Random(seed)
@@ -968,6 +1016,7 @@ def generate(seed: int, history: bytes, report: bytes) -> Iterator[Case]:
         (0.02, encoding_case),
         (0.02, folder_case),
         (0.002, long_history_case),
+        (0.004, size_case),
     ]
     weights = [w for w, _ in families]
     while True:
@@ -1080,22 +1129,19 @@ def run_in_process(case: Case, folder: Path, fixtures: Fixtures) -> str | None:
     return judge(case, folder, status, err.getvalue(), before)
 
 
-# The command as the console script runs it, writing its peak memory (its own and
-# that of the chart converter it waited for) to the file named first.
+# The command as the console script runs it, in a child of this small process, which
+# writes the child's peak memory (its own and that of the chart converter it waited
+# for) to the file named first and exits with its status. Measured here, not in the
+# command itself: a process forked from a large one (this fuzzer, after a case of
+# hundreds of megabytes) starts with that one's peak as its own.
 _CHILD = """
-import atexit, resource, sys
-peak_file = sys.argv.pop(1)
-def peak():
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    with open(peak_file, "w") as f:
-        f.write(str(max(own, children) * 1024))
-atexit.register(peak)
-import reportgen.__main__ as entry
-entry._exit = sys.exit  # not os._exit, which skips the atexit function above
-from reportgen.__main__ import run
-sys.argv = ["reportgen", *sys.argv[1:]]
-run()
+import os, subprocess, sys
+peak_file = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-m", "reportgen", *sys.argv[2:]])
+_, status, usage = os.wait4(child.pid, 0)
+with open(peak_file, "w") as f:
+    f.write(str(usage.ru_maxrss * 1024))
+sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
@@ -1132,7 +1178,7 @@ def run_as_child(case: Case, folder: Path, fixtures: Fixtures) -> str | None:
     peak = int(peak_file.read_text()) if peak_file.exists() else 0
     if seconds > TIME_LIMIT:
         return f"child took {seconds:.1f} s"
-    if peak > MEMORY_LIMIT:
+    if peak > case.extra.get("memory", MEMORY_LIMIT):
         return f"child peaked at {peak / 1e6:.0f} MB"
     return judge(case, folder, child.returncode, err, before)
 
@@ -1217,7 +1263,9 @@ def run_cases(seed: int, count: int, first: int = 0) -> Outcome:
                 break
             folder = root / f"case-{number}"
             folder.mkdir()
-            child = number % SUBPROCESS_EVERY == SUBPROCESS_EVERY - 1 and case.kind != "serve-get"
+            child = case.extra.get("child", False) or (
+                number % SUBPROCESS_EVERY == SUBPROCESS_EVERY - 1 and case.kind != "serve-get"
+            )
             runner = (
                 run_serve_get
                 if case.kind == "serve-get"
