@@ -457,12 +457,28 @@ def test_a_chart_the_engine_cannot_draw_names_its_page() -> None:
 # ------------------------------------------------------------ 8: summary --format json streams
 
 
+# Runs argv and prints its exit status and peak RSS in MB. Measured by this small
+# process, not by the test's: a process forked from a large one (a pytest worker of
+# 500 MB) counts that one's size as its own peak, even after exec.
+_MEASURE = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:])
+_, status, usage = os.wait4(child.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, file=sys.stderr)
+"""
+
+
 def _peak_mb(command: list[str], stdout: io.TextIOBase | int) -> tuple[int, float]:
-    """Exit status and peak resident memory (MB) of a child process."""
-    child = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, usage.ru_maxrss / 1024
+    """Exit status and peak resident memory (MB) of a command."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    status, peak = done.stderr.strip().splitlines()[-1].split()
+    return int(status), float(peak)
 
 
 @pytest.mark.slow
