@@ -632,3 +632,31 @@ def test_a_history_value_no_build_writes_is_refused_not_copied(
     )
     assert status == 2 and not site.exists()
     assert f"{history}:2: result_sets[0].reliability_at_k." in err and said in err
+
+
+# ------------------------------------------------------------ found by `make fuzz`
+
+TABLES = Path(__file__).resolve().parent / "fixtures" / "tables"
+
+
+def test_a_parquet_file_whose_statistics_lie_is_read_by_its_rows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Its statistics put `excluded` at most 2; row 3 holds 210813889544194. DuckDB
+    # counted the row as over the limit, then skipped it when listing: an IndexError.
+    path = TABLES / "lying-statistics.parquet"
+    status, _, err = run(["summary", str(path)], capsys)
+    assert status == 2 and "Traceback" not in err
+    assert f"{path}: row 3, column 'excluded': must be at most 1,000,000,000" in err
+
+
+def test_json_too_deep_to_explain_is_said_plainly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A file no format claims is parsed to say whether it was cut short: nested
+    # 100,000 deep, the parse raised RecursionError through main.
+    path = tmp_path / "deep.json"
+    path.write_text('{"info": ' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}")
+    status, _, err = run(["summary", str(path)], capsys)
+    assert status == 2 and "Traceback" not in err
+    assert f"{path}: cannot tell the format" in err

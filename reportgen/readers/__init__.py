@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..counts import ResultSet
 from ..errors import Problems, UserError
+from ..limits import TooLarge, check_json_values
 from . import (
     harbor,
     inspect,
@@ -131,7 +132,10 @@ def _broken_json(path: Path) -> str | None:
     if not text.lstrip().startswith(("{", "[")):
         return None
     try:
+        check_json_values(text)  # parsed only to say why: not at any cost
         json.loads(text)
+    except (TooLarge, RecursionError):  # too many values, or nested too deep to tell
+        return None
     except json.JSONDecodeError as error:
         # Cut short: the parser ran out of text, or a string it was reading never ended
         # (reported where the string starts).
