@@ -457,19 +457,12 @@ def test_a_chart_the_engine_cannot_draw_names_its_page() -> None:
 # ------------------------------------------------------------ 8: summary --format json streams
 
 
-# Runs argv and prints its exit status and peak RSS in MB. Measured by this small
-# process, not by the test's: a process forked from a large one (a pytest worker of
-# 500 MB) counts that one's size as its own peak, even after exec.
-_MEASURE = """
-import os, subprocess, sys
-child = subprocess.Popen(sys.argv[1:])
-_, status, usage = os.wait4(child.pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, file=sys.stderr)
-"""
-
-
 def _peak_mb(command: list[str], stdout: io.TextIOBase | int) -> tuple[int, float]:
-    """Exit status and peak resident memory (MB) of a command."""
+    """Exit status and peak resident memory (MB) of a command, measured by a small
+    wrapper process (test_input_limits._MEASURE), not by this one: a process forked
+    from a large one (a pytest worker of 500 MB) counts that one's size as its peak."""
+    from .test_input_limits import _MEASURE
+
     done = subprocess.run(
         [sys.executable, "-c", _MEASURE, *command],
         stdout=stdout,

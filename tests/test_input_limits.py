@@ -60,7 +60,7 @@ class Measured:
     errors: list[str]
 
 
-def measure(args: list[str], cwd: Path) -> Measured:
+def measure(args: list[str], cwd: Path, timeout: float = 120) -> Measured:
     """`reportgen ARGS` in a child: its status, peak memory, time and error lines."""
     reportgen = [sys.executable, "-m", "reportgen", *args]
     start = time.monotonic()
@@ -69,12 +69,13 @@ def measure(args: list[str], cwd: Path) -> Measured:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
     )
     seconds = time.monotonic() - start
     *lines, last = done.stderr.strip().splitlines()
     status, peak = last.split()
+    print(f"{' '.join(args)}: exit {status}, peak {float(peak):.0f} MB, {seconds:.1f} s")
     return Measured(int(status), float(peak), seconds, lines)
 
 

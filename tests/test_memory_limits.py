@@ -2,19 +2,16 @@
 
 Every stated limit on a document is tried at the limit, with the most costly shape
 that is within it (`[{},{},…]`, members filled with `{}`), and just over it. Each
-input is read by the real command in a child process whose peak memory is measured
-(its own ru_maxrss, from os.wait4), which must stay under 300 MB: with exit status 0
-when the input is a result set, else 2 and located error lines, never a traceback.
+input is read by the real command in a child process whose peak memory, measured
+by a small wrapper process as test_input_limits does, must stay under 300 MB: with
+exit status 0 when the input is a result set, else 2 and located error lines, never
+a traceback.
 Timings are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,47 +31,18 @@ from reportgen.limits import (
 )
 from reportgen.readers.inspect import _read_member
 
-#: The issue's bar: the command's peak resident memory, at and over every limit.
-PEAK_LIMIT_MB = 300
+from . import test_input_limits as input_limits
+from .test_input_limits import PEAK_LIMIT_MB, Measured
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECT = ROOT / "tests" / "fixtures" / "inspect"
 
-# Runs argv as a child and prints its exit status and peak RSS in MB (Linux reports
-# ru_maxrss in kilobytes). wait4 gives this child's own figure, whatever ran before.
-_MEASURE = """
-import os, subprocess, sys
-child = subprocess.Popen(sys.argv[1:])
-_, status, usage = os.wait4(child.pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, file=sys.stderr)
-"""
-
-
-@dataclass(frozen=True)
-class Measured:
-    status: int
-    peak_mb: float
-    seconds: float
-    errors: list[str]
-
 
 def measure(args: list[str], cwd: Path) -> Measured:
-    """`reportgen ARGS` in a child: its status, peak memory, time and error lines."""
-    start = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-c", _MEASURE, sys.executable, "-m", "reportgen", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    seconds = time.monotonic() - start
-    *lines, last = done.stderr.strip().splitlines()
-    status, peak = last.split()
-    result = Measured(int(status), float(peak), seconds, lines)
-    print(f"{' '.join(args)}: exit {status}, peak {result.peak_mb:.0f} MB, {seconds:.1f} s")
-    return result
+    """As test_input_limits measures a command (from a small wrapper process: one
+    forked from a large process counts that one's size as its own peak), with time
+    for documents of 256 MiB."""
+    return input_limits.measure(args, cwd, timeout=600)
 
 
 def assert_read(result: Measured) -> None:

@@ -221,6 +221,21 @@ def _scale01(title: str) -> alt.Scale:
     return alt.Scale(domain=[0, 1], nice=False)
 
 
+def _interval_band(data: alt.Data, x: alt.X, colour: alt.Color) -> alt.Chart:
+    """Each series' interval, low to high, as a pale band on a 0-1 scale."""
+    band: alt.Chart = (
+        alt.Chart(data)
+        .mark_area(opacity=0.15)
+        .encode(
+            x=x,
+            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
+            y2=alt.Y2("high"),
+            color=colour,
+        )
+    )
+    return band
+
+
 # ---------------------------------------------------------------- per result set
 
 
@@ -338,16 +353,7 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
         if len(s.curve) <= 12
         else alt.Axis(tickMinStep=1, format="d"),
     )
-    band = (
-        alt.Chart(data)
-        .mark_area(opacity=0.15)
-        .encode(
-            x=x,
-            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
-            y2=alt.Y2("high"),
-            color=colour,
-        )
-    )
+    band = _interval_band(data, x, colour)
     line = (
         alt.Chart(data)
         .mark_line(point=True)
@@ -603,16 +609,7 @@ def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: st
     )
     x = alt.X("build:Q", title="build (1 is the oldest)", axis=alt.Axis(format="d"))
     data = datasets.add(rows)
-    band = (
-        alt.Chart(data)
-        .mark_area(opacity=0.15)
-        .encode(
-            x=x,
-            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
-            y2=alt.Y2("high"),
-            color=colour,
-        )
-    )
+    band = _interval_band(data, x, colour)
     line = (
         alt.Chart(data)
         .mark_line()
