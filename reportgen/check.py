@@ -16,11 +16,11 @@ from typing import Any, TypeGuard
 from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
+from .numbers import fixed, percent, percent1
 from .readers.base import describe, json_loads, not_regular
 from .stats.headline import UNFIT_COVERAGE
 from .stats.plain import MAX_K, confidence_extreme, decimals
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
-from .terminal import fixed, percent, percent1
 
 #: report.json versions `check`, `compare` and `plan` read.
 READABLE_VERSIONS = (1, 2, 3)

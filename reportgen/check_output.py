@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .check import TaskGate, Verdict
+from .numbers import p_value, signed
 from .stats.plain import counted
 from .stats.task_tests import IMPROVED, MOVED_DOWN, MOVED_UP, REGRESSED, TaskChange
-from .terminal import p_value, signed, table
+from .terminal import table
 from .views import task_tests_json
 
 #: Rows of tasks that merely moved in the Markdown table and in text; the rest are counted.

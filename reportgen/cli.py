@@ -570,8 +570,8 @@ def _run_check(args: argparse.Namespace, out: TextIO) -> int:
         unmatched_sets,
     )
     from .check_output import CheckResult, check_github, check_json, check_markdown, check_text
+    from .numbers import percent
     from .stats.headline import UNFIT_COVERAGE
-    from .terminal import percent
 
     minimum = _fraction("--min-reliability", args.min_reliability)
     max_drop = _fraction("--max-drop", args.max_drop)

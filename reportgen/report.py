@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 
 from .counts import GUESSES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
+from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .history import Json, SiteHistory, site_history, task_test_level
+from .numbers import interval_json, number
 from .results import Results
 from .stats.bootstrap import (
     SHOWN_INTERVAL,
@@ -34,6 +36,7 @@ from .stats.estimate import (
     SuiteInterval,
     curve_over_k,
     estimate_suite,
+    mean_with_t_interval,
 )
 from .stats.headline import (
     INTERVAL_KINDS,
@@ -49,7 +52,6 @@ from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import Population, fit_population
 from .stats.task_tests import TaskTests, natural_key, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
-from .views import history_entry, number
 
 #: The headline note on bias appears when the plug-in exceeds the unbiased
 #: value by more than this share of the headline interval's half-width.
@@ -505,6 +507,35 @@ def build_report(
         entry = history_entry(report, label)
         report.history = site_history(previous, entry, ids, k, confidence)
     return report
+
+
+def history_entry(report: Report, label: str) -> Json:
+    """This build's line of the history (history.py reads it back and checks it)."""
+    return {
+        "schema_version": HISTORY_SCHEMA_VERSION,
+        "label": label,
+        "k": report.k,
+        "confidence": report.confidence,
+        "result_sets": [
+            {
+                "suite": s.result_set.suite,
+                "model": s.result_set.model,
+                "name": s.result_set.name,
+                "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
+                "reliability_at_k": {
+                    "headline": s.headline.estimator,
+                    "plugin": interval_json(s.estimates.plugin),
+                    "unbiased": interval_json(s.estimates.unbiased),
+                },
+                "pass_rate": interval_json(_pass_rate_interval(s)),
+            }
+            for s in report.sets
+        ],
+    }
+
+
+def _pass_rate_interval(s: SetReport) -> SuiteInterval:
+    return mean_with_t_interval(s.estimates.tasks.pass_rate, s.estimates.confidence)
 
 
 def _supported(s: SetReport, confidence: float, results: Results) -> Supported:

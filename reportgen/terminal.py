@@ -1,14 +1,18 @@
-"""Terminal tables: three decimals, intervals in brackets, the confidence level named."""
+"""Terminal text: tables, estimate and summary blocks, warnings, and safe printing.
+
+Numbers are written by numbers.py (three decimals, intervals in brackets, the
+confidence level named), as on the pages.
+"""
 
 from __future__ import annotations
 
-import math
 import re
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .stats.plain import COVERAGE_NAMES, ONE_TASK_WARNING, counted, decimals
+from .numbers import bracket, fixed, percent, percent1
+from .stats.plain import COVERAGE_NAMES, ONE_TASK_WARNING, counted
 
 if TYPE_CHECKING:  # the report model and the statistics (numpy) load only when used
     from .report import Report, SetReport
@@ -61,67 +65,6 @@ def isolate_bidi(text: str) -> str:
             depth -= 1
         kept.append(ch)
     return "\u2068" + "".join(kept) + _ISOLATE_CLOSE * (depth + 1)
-
-
-def percent(confidence: float) -> str:
-    """0.95 -> '95%', 0.995 -> '99.5%'."""
-    return f"{confidence * 100:.10g}%"
-
-
-def percent1(share: float | None) -> str:
-    """0.8295 -> '83.0%': a measured share, one decimal."""
-    if share is None or math.isnan(share):
-        return "n/a"
-    return f"{decimals(share * 100, 1)}%"
-
-
-def p_value(value: float | None) -> str:
-    """Three decimals, or two significant digits below 0.001; '–' when not tested."""
-    if value is None:
-        return "–"
-    return decimals(value, 3) if value >= 0.001 else f"{value:.1e}"
-
-
-def fixed(value: float | None) -> str:
-    """Three decimals, or 'n/a' for an undefined value."""
-    if value is None or math.isnan(value):
-        return "n/a"
-    return decimals(value, 3)
-
-
-def signed(value: float | None) -> str:
-    """A difference with its sign, three decimals: +0.029, -0.084; 0.000 when it
-    rounds to nothing; 'n/a' for an undefined one."""
-    if value is None or math.isnan(value):
-        return "n/a"
-    text = decimals(value, 3, plus=True)
-    return "0.000" if text[1:] == "0.000" else text
-
-
-def bracket(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "[n/a]"
-    return f"[{fixed(low)}, {fixed(high)}]"
-
-
-def signed_bound(value: float) -> str:
-    """Three decimals, unless a value that is not 0 would print as 0.000: then the
-    digits that show its sign (4.98e-05 -> 0.00005, -3.2e-09 -> -3e-09). For the
-    bounds of a difference whose reading says whether its interval excludes 0."""
-    if value == 0.0:
-        return "0.000"  # -0.0 too
-    if math.isnan(value) or abs(value) >= 0.0005:
-        return fixed(value)
-    if abs(value) < 1e-6:
-        return f"{value:.0e}"
-    return f"{value:.{-math.floor(math.log10(abs(value)))}f}"
-
-
-def signed_bracket(low: float | None, high: float | None) -> str:
-    """bracket() with signed_bound()s: [0.00005, 0.136], never [0.000, 0.136] > 0."""
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
-        return "[n/a]"
-    return f"[{signed_bound(low)}, {signed_bound(high)}]"
 
 
 #: A text column is padded to at most this width: a longer cell (a task id of

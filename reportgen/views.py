@@ -1,5 +1,7 @@
-"""Every JSON shape reportgen writes, in one place: `estimate`, `summary`, `compare`
-and `plan --format json`, report.json, and the lines of history.jsonl.
+"""The JSON shapes reportgen writes: `estimate`, `summary`, `compare` and `plan
+--format json`, and report.json. A build's line of history.jsonl is made with the
+report (report.history_entry), its intervals as here (numbers.interval_json): the
+views read the report model, never the other way round.
 
 Full precision throughout; an undefined value (NaN in the core) becomes null.
 The statistics modules know nothing of JSON; these functions read their results.
@@ -7,23 +9,23 @@ The statistics modules know nothing of JSON; these functions read their results.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .json_stream import Stream
+from .numbers import interval_json, number
 from .stats.bootstrap import BootstrapInterval, TwoStageBootstrap
 from .stats.clustered import ClusteredInterval, ClusteredReliability
 from .stats.compare import Comparison
 from .stats.coverage import CoverageCheck
-from .stats.estimate import SuiteEstimates, SuiteInterval, TaskEstimates, mean_with_t_interval
+from .stats.estimate import SuiteEstimates, TaskEstimates
 from .stats.headline import Headline, Supported, uncalibrated
 from .stats.planner import Plan
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
 from .terminal import estimate_warnings, set_warnings
 
-if TYPE_CHECKING:  # the report model imports these views
+if TYPE_CHECKING:  # the views read the report model; it never imports them
     from .history import SiteHistory, TrendPoint
     from .report import Report, SetReport
 
@@ -32,14 +34,6 @@ if TYPE_CHECKING:  # the report model imports these views
 SCHEMA_VERSION = 3
 
 Json = dict[str, Any]
-
-
-def number(value: float | None) -> float | None:
-    """A float for JSON: NaN and None become null."""
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
 
 
 def task_json(tasks: TaskEstimates, i: int) -> Json:
@@ -61,17 +55,6 @@ def task_json(tasks: TaskEstimates, i: int) -> Json:
             "unbiased": number(tasks.unbiased[i]),
         },
         "pass_at_k": number(tasks.pass_at_k[i]),
-    }
-
-
-def interval_json(interval: SuiteInterval) -> Json:
-    return {
-        "estimate": number(interval.estimate),
-        "low": number(interval.low),
-        "high": number(interval.high),
-        "sd": number(interval.sd),
-        "t": number(interval.t),
-        "df": interval.df,
     }
 
 
@@ -493,35 +476,4 @@ def history_json(history: SiteHistory) -> Json:
         "builds": [e["label"] for e in history.entries],
         "file": HISTORY_FILE,
         "trends": {set_id: trend_json(points) for set_id, points in history.trends.items()},
-    }
-
-
-def _pass_rate_interval(s: SetReport) -> SuiteInterval:
-    return mean_with_t_interval(s.estimates.tasks.pass_rate, s.estimates.confidence)
-
-
-def history_entry(report: Report, label: str) -> Json:
-    """This build's line of the history."""
-    from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION  # see history_json
-
-    return {
-        "schema_version": HISTORY_SCHEMA_VERSION,
-        "label": label,
-        "k": report.k,
-        "confidence": report.confidence,
-        "result_sets": [
-            {
-                "suite": s.result_set.suite,
-                "model": s.result_set.model,
-                "name": s.result_set.name,
-                "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
-                "reliability_at_k": {
-                    "headline": s.headline.estimator,
-                    "plugin": interval_json(s.estimates.plugin),
-                    "unbiased": interval_json(s.estimates.unbiased),
-                },
-                "pass_rate": interval_json(_pass_rate_interval(s)),
-            }
-            for s in report.sets
-        ],
     }

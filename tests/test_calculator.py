@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reportgen.numbers import percent1
 from reportgen.stats.estimate import estimate_suite
 from reportgen.stats.headline import choose_headline
 from reportgen.stats.plain import decimals
 from reportgen.stats.planner import plan
-from reportgen.terminal import percent1
 from reportgen.views import estimate_json, plan_json
 from reportgen.website.calculator import JSTAT_VERSION, calculator_script
 from reportgen.website.theme import package_folder

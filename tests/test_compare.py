@@ -353,7 +353,7 @@ def test_general_invariants(
     ],
 )
 def test_a_difference_bound_never_prints_as_zero_unless_it_is(value: float, shown: str) -> None:
-    from reportgen.terminal import signed_bound
+    from reportgen.numbers import signed_bound
 
     assert signed_bound(value) == shown
     if value != 0 and shown != "n/a":
@@ -374,7 +374,7 @@ def test_a_difference_bound_never_prints_as_zero_unless_it_is(value: float, show
     ],
 )
 def test_a_difference_prints_with_its_sign(value: float | None, shown: str) -> None:
-    from reportgen.terminal import signed
+    from reportgen.numbers import signed
 
     assert signed(value) == shown
 

@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
+from reportgen.numbers import percent1
 from reportgen.stats import coverage
 from reportgen.stats.bootstrap import shown_bootstrap_interval, two_stage_bootstrap
 from reportgen.stats.coverage import CoverageCheck, IntervalCoverage, check_coverage
 from reportgen.stats.estimate import EstimateError, unbiased_pass_hat_k
 from reportgen.stats.headline import choose_headline
 from reportgen.stats.population import Population, fit_population
-from reportgen.terminal import percent1
 from tests.conftest import EXAMPLE
 
 from .conftest import examples

@@ -8,6 +8,7 @@ timing (the timings are in the benchmark).
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -202,3 +203,46 @@ def test_an_overview_edit_is_rebuilt_without_the_statistics(tmp_path: Path, hist
     assert "edited" in (tmp_path / "site" / "index.html").read_text()
     assert not [m for m in modules if m.startswith(("scipy", "altair", "markdown_it"))]
     assert not _statistics(modules)  # numpy neither: about a fifth of such a rebuild
+
+
+def _imported_modules(module: str, path: Path) -> set[str]:
+    """The reportgen modules `module` (at `path`) imports anywhere: at the top, inside
+    functions, and under TYPE_CHECKING (a circle of types is a circle too)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            # `from ..x import y`: one dot is this package, each further dot its parent.
+            base = package.split(".")[: len(package.split(".")) - max(node.level - 1, 0)]
+            name = node.module or "" if node.level == 0 else ".".join([*base, node.module or ""])
+            name = name.rstrip(".")
+            found.add(name)  # the module itself, or, for `from . import y`, the package
+            found.update(f"{name}.{alias.name}" for alias in node.names)  # y a module
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_no_import_circle() -> None:
+    # Imports go one way (the views read the report, the report never the views), so
+    # any module can be read, and loaded, before those that use it.
+    modules = {}
+    for path in (ROOT / "reportgen").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    edges = {
+        name: {m for m in _imported_modules(name, path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+    circles = []
+    for start in sorted(edges):  # a path back to `start` is a circle through it
+        seen, todo = set(), [(start, (start,))]
+        while todo:
+            here, way = todo.pop()
+            for there in sorted(edges[here]):
+                if there == start:
+                    circles.append(" -> ".join((*way, start)))
+                elif there not in seen:
+                    seen.add(there)
+                    todo.append((there, (*way, there)))
+    assert circles == []

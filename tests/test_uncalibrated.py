@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from reportgen.cli import main
+from reportgen.numbers import percent1
 from reportgen.stats.coverage import NEAR_NOMINAL
 from reportgen.stats.estimate import estimate_suite
 from reportgen.stats.headline import UNFIT_COVERAGE
-from reportgen.terminal import percent1
 
 #: Eight tasks of ten runs at k = 5: the unbiased t interval leads, and in simulated
 #: suites of this shape it covers about 91%, short of 95% but above 80%.

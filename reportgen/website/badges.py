@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import yaml
 
+from ..numbers import bracket, percent, percent1
 from ..report import Report, SetReport
 from ..stats.plain import decimals
-from ..terminal import bracket, has_bidi_marks, isolate_bidi, percent, percent1
+from ..terminal import has_bidi_marks, isolate_bidi
 
 # shields.io named colours, from worst to best.
 _COLOURS = ((0.9, "brightgreen"), (0.75, "green"), (0.5, "yellow"), (0.25, "orange"), (0.0, "red"))

@@ -14,9 +14,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from ..errors import UserError
+from ..numbers import percent
 from ..report import SetReport
 from ..stats.planner import Plan, plan
-from ..terminal import percent
 from .content import SuiteExample, TaskExample, suite_example, task_example
 
 #: The jStat release vendored under templates/vendor/jstat (and pinned in package-lock.json).

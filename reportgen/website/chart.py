@@ -29,10 +29,11 @@ import numpy as np
 from ..errors import UserError
 from ..history import TrendPoint
 from ..limits import MAX_CHART_LABEL
+from ..numbers import percent, signed, signed_bracket
 from ..report import ComparisonReport, Report, SetReport
 from ..stats.estimate import MAX_CURVE_K, FloatArray
 from ..stats.plain import counted
-from ..terminal import percent, signed, signed_bracket, terminal_safe
+from ..terminal import terminal_safe
 from .chart_engine import Converter, EngineFailed
 from .charts import Chart, SiteCharts
 

@@ -46,6 +46,7 @@ import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import UserError
+from ..numbers import bracket, fixed, p_value, percent, percent1, signed_bracket
 from ..readers.base import yaml_load
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
@@ -72,7 +73,6 @@ from ..stats.task_tests import (
     smallest_p_lower,
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
-from ..terminal import bracket, fixed, p_value, percent, percent1, signed_bracket
 from . import precompiled
 from .theme import package_folder
 
@@ -240,7 +240,7 @@ def _pct1(value: float | None) -> _Formatted:
 
 def _interval(pair: Sequence[float | None], around_zero: bool = False) -> _Formatted:
     """`(low, high)|interval`; `|interval(around_zero=true)` for a difference whose text
-    says whether it excludes 0 (see terminal.signed_bound)."""
+    says whether it excludes 0 (see numbers.signed_bound)."""
     low, high = pair
     return _Formatted(signed_bracket(low, high) if around_zero else bracket(low, high))
 

@@ -39,12 +39,8 @@ from .. import code
 from ..counts import EXCLUDED, FAIL, PASS, ResultSet, TaskCounts
 from ..errors import UserError, os_reason
 from ..history import HISTORY_FILE, history_bytes
+from ..numbers import fixed, percent, signed
 from ..report import ComparisonReport, Report, SetReport, task_csv_rows
-from ..terminal import (
-    fixed,
-    percent,
-    signed,
-)
 from ..views import report_json
 from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples

@@ -25,17 +25,9 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from .. import __version__
 from ..errors import UserError
+from ..numbers import fixed, p_value, percent, percent1, signed, signed_bracket
 from ..stats.plain import COVERAGE_NAMES
-from ..terminal import (
-    fixed,
-    isolate_bidi,
-    p_value,
-    percent,
-    percent1,
-    plain_warning,
-    signed,
-    signed_bracket,
-)
+from ..terminal import isolate_bidi, plain_warning
 from . import precompiled
 
 
