@@ -766,9 +766,9 @@ def test_unprintable_task_ids_are_refused(tmp_path: Path) -> None:
 
 
 def test_reading_a_table_needs_no_extension_download() -> None:
-    from reportgen.readers.table import _connect
+    from reportgen.readers.duckdb_common import connect
 
-    with _connect() as con:
+    with connect() as con:
         settings_ = dict(
             con.execute(
                 "SELECT name, value FROM duckdb_settings() WHERE name LIKE 'auto%known_extensions'"
@@ -882,7 +882,7 @@ def test_jsonl_through_duckdb_takes_escapes_and_numbers_to_the_end(tmp_path: Pat
     from reportgen.errors import Problems
     from reportgen.readers import jsonl
     from reportgen.readers.base import Tally
-    from reportgen.readers.table import read_jsonl_through_duckdb
+    from reportgen.readers.jsonl_duckdb import read_jsonl_through_duckdb
 
     tasks = ['a"b', "c\\d", "é👩‍👧", -4, 12, "x/y"]
     runs = [-1, 0, 7, "1", 'r"', "é"]
@@ -909,7 +909,7 @@ def test_jsonl_through_duckdb_takes_escapes_and_numbers_to_the_end(tmp_path: Pat
 def test_jsonl_through_duckdb_takes_clean_files_and_hands_back_the_rest(tmp_path: Path) -> None:
     from reportgen.errors import Problems
     from reportgen.readers.base import Tally
-    from reportgen.readers.table import read_jsonl_through_duckdb
+    from reportgen.readers.jsonl_duckdb import read_jsonl_through_duckdb
 
     clean = TABLES / "airline-runs.jsonl"
     tally = Tally(Source(clean), Problems())
@@ -989,8 +989,9 @@ def test_duckdb_works_in_bounded_memory_and_spills_into_a_folder_of_its_own(
     import tempfile
 
     from reportgen.errors import Problems
-    from reportgen.readers import table
+    from reportgen.readers import duckdb_common
     from reportgen.readers.base import Tally
+    from reportgen.readers.jsonl_duckdb import read_jsonl_through_duckdb
 
     spills = tmp_path / "tmp"
     spills.mkdir()
@@ -998,15 +999,15 @@ def test_duckdb_works_in_bounded_memory_and_spills_into_a_folder_of_its_own(
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    with table._connect() as con:
+    with duckdb_common.connect() as con:
         limit, folder = con.execute(
             "SELECT current_setting('memory_limit'), current_setting('temp_directory')"
         ).fetchone()
         assert Path(folder).parent == spills and Path(folder).is_dir()
-    assert limit == "286.1 MiB"  # DuckDB's spelling of table.DUCKDB_MEMORY, 300 MB
+    assert limit == "286.1 MiB"  # DuckDB's spelling of duckdb_common.DUCKDB_MEMORY, 300 MB
     # A limit small enough that the file's runs do not fit: DuckDB spills or gives up,
     # and either way the counts are the Python reader's, and nothing is left behind.
-    monkeypatch.setattr(table, "DUCKDB_MEMORY", "2MB")
+    monkeypatch.setattr(duckdb_common, "DUCKDB_MEMORY", "2MB")
     runs = tmp_path / "runs.jsonl"
     runs.write_text(
         "".join(
@@ -1015,7 +1016,7 @@ def test_duckdb_works_in_bounded_memory_and_spills_into_a_folder_of_its_own(
         )
     )
     tally = Tally(Source(runs), Problems())
-    if table.read_jsonl_through_duckdb(Source(runs), tally, 1 << 20):
+    if read_jsonl_through_duckdb(Source(runs), tally, 1 << 20):
         (rs,) = tally.result_sets("jsonl")
         counts = {t.id: (t.successes, t.runs) for t in rs.tasks}
         assert counts == {f"task-{j}": (80, 120) for j in range(500)}
@@ -1058,7 +1059,7 @@ def test_transcript_links_read_alike_from_every_table_of_runs(tmp_path: Path) ->
     from reportgen.errors import Problems
     from reportgen.readers import jsonl
     from reportgen.readers.base import Tally
-    from reportgen.readers.table import read_jsonl_through_duckdb
+    from reportgen.readers.jsonl_duckdb import read_jsonl_through_duckdb
 
     runs = [
         ("t1", 2, True, "https://x.org/t1/2"),

@@ -84,7 +84,7 @@ def read_jsonl(source: Source, tally: Tally) -> None:
     # A line too long for the limit goes to the loop below, which names it and still
     # checks the lines after it.
     if long_line is None and source.path.stat().st_size >= DUCKDB_MIN_BYTES:
-        from .table import read_jsonl_through_duckdb
+        from .jsonl_duckdb import read_jsonl_through_duckdb
 
         # Any refusal or odd record hands the file back to the loop below, which
         # names every problem with its line.

@@ -1,0 +1,510 @@
+"""The row-by-row work on a table inside DuckDB, for table.py.
+
+A table of runs (read_runs) or of per-task counts (read_counts), once its columns
+are known (`Columns`), is checked row by row in SQL (each problem names the file,
+the row and the column, the first few of each kind, the rest counted) and grouped
+into per-task counts with each task's run order, handed to the Tally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from ..counts import EXCLUDED, FAIL, MAX_COUNT, PASS
+from .base import Source, Tally
+from .duckdb_common import DIGITS, group_keys, ident, literal, mixed_codes, own_suite, task_urls
+
+if TYPE_CHECKING:
+    import duckdb
+
+#: Cell values (after trimming, any case) that mean "not evaluated", like null in JSONL.
+NULL_WORDS = ("", "null", "none", "na", "nan")
+#: The counts column `reportgen sql` adds: runs whose passed value it could not read.
+UNREADABLE = "unreadable"
+#: The row number's column name inside DuckDB (unlikely to be a column of the file).
+ROW = "__reportgen_row"
+#: Located examples given per kind of problem; the rest are counted.
+EXAMPLES = 5
+
+_SIGNED = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
+_INTEGER_TYPES = (*_SIGNED, *("U" + t for t in _SIGNED))
+_NUMBER_TYPES = (*_INTEGER_TYPES, "FLOAT", "DOUBLE")
+
+
+class BadTable(Exception):
+    """A problem with the table as a whole (its columns): one located message."""
+
+
+def _is_number(sql_type: str) -> bool:
+    return sql_type in _NUMBER_TYPES or sql_type.startswith("DECIMAL")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which file column holds each field, and its DuckDB type."""
+
+    names: dict[str, str]
+    types: dict[str, str]
+
+    def get(self, field: str) -> str | None:
+        return self.names.get(field)
+
+    def type(self, field: str) -> str:
+        return self.types[self.names[field]]
+
+
+# ---------------------------------------------------------------- SQL pieces
+
+
+def _text(cols: Columns, field: str, *, integers: bool = False) -> str:
+    """SQL for a text field (NULL when the table has no such column)."""
+    name = cols.get(field)
+    if name is None:
+        return "NULL"
+    sql_type = cols.type(field)
+    if sql_type == "VARCHAR":
+        return ident(name)
+    if integers and sql_type in _INTEGER_TYPES:
+        return f"CAST({ident(name)} AS VARCHAR)"
+    if sql_type == "JSON":  # JSONL whose records disagree on the type: text only
+        value = ident(name)
+        whole = f"CAST(CAST({value} AS HUGEINT) AS VARCHAR)" if integers else "NULL"
+        return (
+            f"CASE json_type({value}) WHEN 'VARCHAR' THEN {value} ->> '$' "
+            f"WHEN 'BIGINT' THEN {whole} WHEN 'UBIGINT' THEN {whole} END"
+        )
+    kind = "text or whole numbers" if integers else "text"
+    raise BadTable(f"column {name!r} ({field}) holds {sql_type} values; expected {kind}")
+
+
+def _passed_code(cols: Columns, threshold: float | None) -> str:
+    """SQL for each run's outcome code: PASS, FAIL, EXCLUDED, or 9 for a bad value."""
+    name = cols.get("passed")
+    assert name is not None
+    column = ident(name)
+    sql_type = cols.type("passed")
+
+    def number(value: str, missing: int) -> str:
+        if threshold is not None:
+            decide = f"WHEN {value} >= {threshold!r} THEN {PASS} ELSE {FAIL}"
+        else:
+            decide = f"WHEN {value} = 1 THEN {PASS} WHEN {value} = 0 THEN {FAIL} ELSE 9"
+        return (
+            f"CASE WHEN {value} IS NULL THEN {missing} WHEN isnan({value}) THEN {EXCLUDED} "
+            f"WHEN isinf({value}) THEN 9 {decide} END"
+        )
+
+    if sql_type == "BOOLEAN":
+        return (
+            f"CASE WHEN {column} IS NULL THEN {EXCLUDED} WHEN {column} THEN {PASS} ELSE {FAIL} END"
+        )
+    if _is_number(sql_type):
+        return number(f"CAST({column} AS DOUBLE)", EXCLUDED)
+    if sql_type != "VARCHAR":
+        raise BadTable(
+            f"column {name!r} (passed) holds {sql_type} values; expected true/false or 1/0"
+        )
+    trimmed = f"trim({column})"
+    nulls = ", ".join(literal(w) for w in NULL_WORDS)
+    return (
+        f"CASE WHEN {column} IS NULL OR lower({trimmed}) IN ({nulls}) THEN {EXCLUDED} "
+        f"WHEN lower({trimmed}) = 'true' OR {trimmed} = 'C' THEN {PASS} "
+        f"WHEN lower({trimmed}) = 'false' OR {trimmed} IN ('I', 'P', 'N') THEN {FAIL} "
+        f"ELSE {number(f'TRY_CAST({trimmed} AS DOUBLE)', 9)} END"
+    )
+
+
+def _count_value(cols: Columns, field: str) -> str:
+    """SQL for a count column as DOUBLE (NULL when missing or not a number)."""
+    name = cols.get(field)
+    if name is None:
+        return "0"
+    sql_type = cols.type(field)
+    if sql_type == "VARCHAR":
+        return f"TRY_CAST(trim({ident(name)}) AS DOUBLE)"
+    if _is_number(sql_type):
+        return f"CAST({ident(name)} AS DOUBLE)"
+    if sql_type == "JSON":  # JSONL whose records disagree on the type: numbers only
+        value = ident(name)
+        return (
+            f"CASE WHEN json_type({value}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') "
+            f"THEN CAST({value} AS DOUBLE) END"
+        )
+    raise BadTable(f"column {name!r} ({field}) holds {sql_type} values; expected whole numbers")
+
+
+@dataclass(frozen=True)
+class _Check:
+    """Rows that break one rule: a SQL condition, the values to show, the message."""
+
+    condition: str
+    values: str
+    message: Callable[[tuple[Any, ...]], str]
+
+
+@dataclass(frozen=True)
+class Places:
+    """How a message names a record: "row 5" of a table; "line 7" of JSON lines, whose
+    blank lines hold no record but count as lines (`lines`: each record's line)."""
+
+    lines: list[int] | None = None
+
+    def __call__(self, row: int) -> str:
+        return f"row {row}" if self.lines is None else f"line {self.lines[row - 1]}"
+
+    @property
+    def plural(self) -> str:
+        return "rows" if self.lines is None else "lines"
+
+
+def _run_checks(
+    con: duckdb.DuckDBPyConnection,
+    checks: list[_Check],
+    tally: Tally,
+    where: str,
+    place: Places,
+) -> bool:
+    """Counts every rule's offending rows in one pass; names the first few of each.
+    Returns True when all rows pass."""
+    if not checks:
+        return True
+    counts = con.execute(
+        "SELECT " + ", ".join(f"count(*) FILTER (WHERE {c.condition})" for c in checks) + " FROM v"
+    ).fetchone()
+    assert counts is not None
+    found: list[tuple[int, str]] = []  # (row, message): said in row order
+    more: list[str] = []
+    for check, count in zip(checks, counts, strict=True):
+        if not count:
+            continue
+        rows = con.execute(
+            f"SELECT _row, {check.values} FROM v WHERE {check.condition} "
+            f"ORDER BY _row LIMIT {EXAMPLES}"
+        ).fetchall()
+        found.extend(
+            (row[0], f"{where}: {place(row[0])}, {check.message(row[1:])}") for row in rows
+        )
+        if count > len(rows):
+            last = place(rows[-1][0])
+            more.append(f"{where}: {count - len(rows):,} more {place.plural} like {last}")
+    for _, message in sorted(found, key=lambda item: item[0]):
+        tally.problems.add(message)
+    for message in more:
+        tally.problems.add(message)
+    return not any(counts)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "an empty cell"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    # A Parquet DECIMAL comes back as Decimal: shown as the number, not Decimal('0.5').
+    text = str(value) if isinstance(value, Decimal) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _braced(name: str) -> str:
+    """A column name quoted for a message template (its braces doubled)."""
+    return repr(name).replace("{", "{{").replace("}", "}}")
+
+
+def _say(template: str) -> Callable[[tuple[Any, ...]], str]:
+    """A message from a template with {0}, {1}, ... for the offending row's values."""
+
+    def message(values: tuple[Any, ...]) -> str:
+        return template.format(*(_shown(v) for v in values))
+
+    return message
+
+
+def _text_checks(cols: Columns, fields: tuple[str, ...]) -> list[_Check]:
+    """Optional text fields: NULL (an empty cell) is fine, blank text or a bad url is not.
+
+    The checks run on the view `v`, where each field has its own name (suite, model,
+    category, url) whatever the table's column is called; messages name the column.
+    """
+    checks = []
+    for field in fields:
+        name = cols.get(field)
+        if name is None:
+            continue
+        column = ident(field)
+        checks.append(
+            _Check(
+                f"{column} IS NOT NULL AND trim({column}) = ''",
+                column,
+                _say(f"column {_braced(name)}: {{0}} must be a non-empty string"),
+            )
+        )
+        if field == "url":
+            checks.append(
+                _Check(
+                    f"{column} IS NOT NULL AND NOT regexp_matches(lower({column}), '^https?://')",
+                    column,
+                    _say(f"column {_braced(name)}: {{0}} is not an http or https link"),
+                )
+            )
+    return checks
+
+
+def _task_check(cols: Columns) -> _Check:
+    name = cols.names["task"]
+    return _Check(
+        "task IS NULL OR trim(task) = ''",
+        "task",
+        _say(f"column {_braced(name)}: the task id is missing"),
+    )
+
+
+# ---------------------------------------------------------------- runs
+
+
+def read_runs(
+    con: duckdb.DuckDBPyConnection,
+    cols: Columns,
+    score: str | None,
+    source: Source,
+    tally: Tally,
+    where: str,
+    place: Places,
+) -> None:
+    """A table of runs: every cell checked, then grouped into per-task counts."""
+    passed_name = cols.names["passed"]
+    passed = ident(passed_name)
+    run = _text(cols, "run", integers=True)
+    con.execute(
+        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
+            {_text(cols, "task", integers=True)} AS task,
+            {run} AS run,
+            TRY_CAST({run} AS BIGINT) AS run_number,
+            {_passed_code(cols, source.threshold)} AS code,
+            {passed} AS passed_raw,
+            {group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
+            {_text(cols, "category")} AS category, {_text(cols, "url")} AS url
+        FROM src"""
+    )
+    expected = "true, false, 1, 0, C, I or empty"
+    if score is not None and source.threshold is None:
+        expected += " (for scores, set threshold: or --threshold)"
+    elif source.threshold is not None:
+        expected = f"a number (passes at {source.threshold:g} or more), true, false or empty"
+    checks = [
+        _task_check(cols),
+        _Check(
+            "code = 9",
+            "passed_raw",
+            _say(f"column {_braced(passed_name)}: {{0}} is not {expected}"),
+        ),
+        *_text_checks(cols, ("suite", "model", "category", "url")),
+    ]
+    if not _run_checks(con, checks, tally, where, place):
+        return
+    # Run order: by run id when every run of the task has one (whole numbers first, by
+    # value, then the others as text: the JSONL reader's order), else by row.
+    order = "run_number NULLS LAST, run, _row"
+    tasks = con.execute(
+        f"""SELECT suite, model, task, min(_row) AS first,
+            count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
+            count(*) FILTER (WHERE code = {EXCLUDED}),
+            arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
+            string_agg(chr(48 + code), '' ORDER BY {order}),
+            count(run) - count(DISTINCT coalesce(CAST(run_number AS VARCHAR), run)) AS repeats,
+            count(run) > 0 AND count(run) < count(*) AS mixed
+        FROM v GROUP BY suite, model, task ORDER BY first"""
+    ).fetchall()
+    if not tasks:
+        tally.problems.add(f"{where}: the table has column names but no rows: no runs to count")
+        return
+    # A run id given twice for a task is an error, as in JSONL; only then are the
+    # rows looked up, to name them.
+    if any(row[-2] for row in tasks):
+        _duplicate_runs(con, tally, where, cols, place)
+        return
+    by_row: dict[tuple[str, str, str], str] = {}
+    if any(row[-1] for row in tasks):
+        by_row = {(s, m, t): codes for s, m, t, codes in mixed_codes(con)}
+    urls = task_urls(con) if cols.get("url") is not None else {}
+    for suite, model, task, first, passes, fails, excluded, category, codes, _, _ in tasks:
+        key = (suite, model, task)
+        codes = by_row.get(key, codes)
+        tally.add_task(
+            f"{where}: {place(first)}",
+            task,
+            (passes, passes + fails, excluded),
+            codes.encode("ascii").translate(DIGITS),
+            suite=own_suite(suite, tally),
+            model=model,
+            category=category,
+            urls=urls.get(key),
+        )
+
+
+def _duplicate_runs(
+    con: duckdb.DuckDBPyConnection, tally: Tally, where: str, cols: Columns, place: Places
+) -> None:
+    """Names the rows of each run id given twice for one task."""
+    rows = con.execute(
+        f"""SELECT task, run, list(_row ORDER BY _row) AS rows FROM v WHERE run IS NOT NULL
+        GROUP BY suite, model, task, coalesce(CAST(run_number AS VARCHAR), run), run
+        HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
+    ).fetchall()
+    for task, run, rows_of in rows:
+        tally.problems.add(
+            f"{where}: {place(rows_of[1])}, column {cols.names['run']!r}: run {run!r} of task "
+            f"{task!r} appears twice (first at {place(rows_of[0])})"
+        )
+
+
+# ---------------------------------------------------------------- counts
+
+
+def read_counts(
+    con: duckdb.DuckDBPyConnection,
+    cols: Columns,
+    source: Source,
+    tally: Tally,
+    where: str,
+    place: Places,
+) -> None:
+    """A table of per-task counts: every cell checked, then each row's counts checked
+    against each other and each task given once, then handed to the Tally."""
+    unreadable = [name for name in cols.types if name.lower() == UNREADABLE]
+    _counts_view(con, cols, source, tally, unreadable)
+    if not _run_checks(con, _count_checks(cols, unreadable), tally, where, place):
+        return
+    if not _run_checks(con, _relation_checks(cols), tally, where, place):
+        return
+    if _repeated_tasks(con, tally, where, place):
+        return
+    rows = con.execute(
+        """SELECT _row, task, CAST(successes AS BIGINT), CAST(runs AS BIGINT),
+            CAST(coalesce(excluded, 0) AS BIGINT), suite, model, category
+        FROM v ORDER BY _row"""
+    ).fetchall()
+    if not rows:
+        tally.problems.add(f"{where}: the table has column names but no rows: no tasks to count")
+    for row, task, c, n, x, suite, model, category in rows:
+        tally.add_counts(
+            f"{where}: {place(row)}",
+            task,
+            c,
+            n,
+            suite=own_suite(suite, tally),
+            model=model,
+            category=category,
+            excluded=x,
+        )
+
+
+def _counts_view(
+    con: duckdb.DuckDBPyConnection,
+    cols: Columns,
+    source: Source,
+    tally: Tally,
+    unreadable: list[str],
+) -> None:
+    """The view v: each row's counts as numbers, beside the cells as written."""
+    raw_unreadable = ident(unreadable[0]) if len(unreadable) == 1 else "0"
+    con.execute(
+        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
+            {raw_unreadable} AS raw_unreadable,
+            {_text(cols, "task", integers=True)} AS task,
+            {_count_value(cols, "successes")} AS successes,
+            {_count_value(cols, "runs")} AS runs,
+            {_count_value(cols, "excluded")} AS excluded,
+            {", ".join(f"{ident(cols.names[f])} AS raw_{f}" for f in ("successes", "runs"))},
+            {ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
+            {group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
+            {_text(cols, "category")} AS category
+        FROM src"""
+    )
+
+
+def _count_checks(cols: Columns, unreadable: list[str]) -> list[_Check]:
+    """The checks of each cell: the task, the counts, the names, and the column of
+    unreadable runs that `reportgen sql` writes."""
+    checks = [_task_check(cols)]
+    for field in ("successes", "runs", "excluded"):
+        name = cols.get(field)
+        if name is not None:
+            checks.extend(_whole_number_checks(field, name))
+    checks.extend(_text_checks(cols, ("suite", "model", "category")))
+    if len(unreadable) == 1:
+        # Written by `reportgen sql`: runs whose passed value the query could not read.
+        checks.append(
+            _Check(
+                "coalesce(TRY_CAST(raw_unreadable AS DOUBLE), 1) <> 0",
+                "raw_unreadable",
+                _say(
+                    f"column {_braced(unreadable[0])}: {{0}} runs of this task have a passed "
+                    "value that is not true, false, 1, 0 or empty; fix them in the table "
+                    "and run the query again"
+                ),
+            )
+        )
+    return checks
+
+
+def _whole_number_checks(field: str, name: str) -> list[_Check]:
+    """A count column (`field`, the file's column `name`): a whole number from 0 to
+    MAX_COUNT in every row."""
+    value, raw = field, f"raw_{field}"
+    # An empty excluded cell means none; empty successes or runs is an error.
+    missing = f"{raw} IS NULL" if field != "excluded" else "false"
+    # The bounds are checked on whole numbers only: 1e400 is not one, and is not
+    # also "more than a billion".
+    whole = f"(NOT isinf({value}) AND NOT isnan({value}) AND {value} = floor({value}))"
+    return [
+        _Check(
+            f"{missing} OR ({raw} IS NOT NULL AND ({value} IS NULL OR NOT {whole}))",
+            raw,
+            _say(f"column {_braced(name)}: expected a whole number, got {{0}}"),
+        ),
+        _Check(
+            f"{whole} AND {value} < 0",
+            raw,
+            _say(f"column {_braced(name)}: must not be negative, got {{0}}"),
+        ),
+        _Check(
+            f"{whole} AND {value} > {MAX_COUNT}",
+            raw,
+            _say(f"column {_braced(name)}: must be at most {MAX_COUNT:,}, got {{0}}"),
+        ),
+    ]
+
+
+def _relation_checks(cols: Columns) -> list[_Check]:
+    """The checks of a row's counts against each other, once each count is whole."""
+    successes, runs = cols.names["successes"], cols.names["runs"]
+    return [
+        _Check(
+            # A task whose every run was excluded has runs 0, as in JSONL.
+            "runs < 1 AND coalesce(excluded, 0) < 1",
+            "runs",
+            _say(f"column {_braced(runs)}: must be at least 1 (or excluded at least 1), got {{0}}"),
+        ),
+        _Check(
+            "successes > runs",
+            "successes, runs",
+            _say(f"column {_braced(successes)}: {{0}} is more than runs ({{1}})"),
+        ),
+    ]
+
+
+def _repeated_tasks(
+    con: duckdb.DuckDBPyConnection, tally: Tally, where: str, place: Places
+) -> bool:
+    """Names the rows of each task given twice; True when there is one."""
+    duplicates = con.execute(
+        f"""SELECT task, list(_row ORDER BY _row) AS rows FROM v GROUP BY suite, model, task
+        HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
+    ).fetchall()
+    for task, rows_of in duplicates:
+        tally.problems.add(
+            f"{where}: {place(rows_of[1])}: task {task!r} already given at {place(rows_of[0])}"
+        )
+    return bool(duplicates)
