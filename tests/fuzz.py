@@ -972,7 +972,7 @@ def size_case(rng: random.Random) -> Case:
         MAX_MEMBER_BYTES,
         MAX_YAML_BYTES,
     )
-    from reportgen.readers.base import MAX_LINE_BYTES
+    from reportgen.readers.documents import MAX_LINE_BYTES
 
     shape = rng.choices(["yaml", "jsonl-line", "record-values", "eval-member", "document"],
                         [3, 3, 3, 2, 1])[0]  # fmt: skip

@@ -423,7 +423,7 @@ def test_records_read_in_batches_count_the_same(
 
 # ---------------------------------------------------------------- JSONL lines
 
-MAX_LINE = 16 * MiB  # readers.base.MAX_LINE_BYTES, the README's "a JSONL line"
+MAX_LINE = 16 * MiB  # readers.documents.MAX_LINE_BYTES, the README's "a JSONL line"
 
 
 def test_jsonl_line_of_empty_objects_at_the_limit(folder: Path) -> None:

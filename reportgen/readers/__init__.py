@@ -35,7 +35,8 @@ from . import (
     terminal_bench,
     yaml_suite,
 )
-from .base import HEAD_BYTES, Reader, Source, Tally, did_you_mean, not_regular
+from .base import HEAD_BYTES, Reader, Source, Tally, not_regular
+from .fields import did_you_mean
 from .folder import folder_files
 
 __all__ = [

@@ -26,15 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
-from .base import (
-    Reader,
-    Source,
-    Tally,
-    agent_with_model,
-    describe,
-    load_json_document,
-    short_note,
-)
+from .base import Reader, Source, Tally
+from .documents import load_json_document
+from .fields import agent_with_model, describe, short_note
 
 #: The reward a trial needs to pass unless `threshold:` is given.
 DEFAULT_THRESHOLD = 1.0

@@ -29,16 +29,9 @@ from ..limits import (
     check_json_values,
     size_text,
 )
-from .base import (
-    Reader,
-    Source,
-    Tally,
-    fraction,
-    json_loads,
-    load_json_records,
-    short_note,
-    task_id_of,
-)
+from .base import Reader, Source, Tally
+from .documents import json_loads, load_json_records
+from .fields import fraction, short_note, task_id_of
 
 ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip local header

@@ -9,20 +9,9 @@ from typing import Any
 import orjson
 
 from ..limits import MAX_JSON_VALUES, TooLarge, check_json_values
-from .base import (
-    MAX_LINE_BYTES,
-    Reader,
-    Source,
-    Tally,
-    describe,
-    is_http_url,
-    is_optional_text,
-    json_loads,
-    json_reason,
-    jsonl_lines,
-    parse_passed,
-    task_id_of,
-)
+from .base import Reader, Source, Tally
+from .documents import MAX_LINE_BYTES, json_loads, json_reason, jsonl_lines
+from .fields import describe, is_http_url, is_optional_text, parse_passed, task_id_of
 
 #: From this size on, a file is first read through DuckDB (bench/run.py measures both
 #: ways); below it, loading DuckDB costs more than it saves.

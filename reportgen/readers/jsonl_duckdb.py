@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..counts import EXCLUDED, FAIL, PASS
-from .base import Source, Tally, json_loads, jsonl_lines, unprintable
+from .base import Source, Tally
+from .documents import json_loads, jsonl_lines
 from .duckdb_common import (
     DIGITS,
     connect,
@@ -25,6 +26,7 @@ from .duckdb_common import (
     plain_path,
     task_urls,
 )
+from .fields import unprintable
 
 if TYPE_CHECKING:
     import duckdb

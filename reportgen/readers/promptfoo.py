@@ -27,7 +27,9 @@ import hashlib
 import json
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, load_json_document, short_note
+from .base import Reader, Source, Tally
+from .documents import load_json_document
+from .fields import describe, short_note
 
 #: promptfoo's ResultFailureReason.ERROR.
 FAILURE_REASON_ERROR = 2

@@ -27,7 +27,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Source, Tally, describe, fraction, load_json_document
+from .base import Reader, Source, Tally
+from .documents import load_json_document
+from .fields import describe, fraction
 
 #: The lists a report sorts submitted ids into.
 _PASSED = "resolved_ids"

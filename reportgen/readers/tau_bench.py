@@ -5,15 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import (
-    Reader,
-    Source,
-    Tally,
-    agent_with_model,
-    describe,
-    load_json_records,
-    task_id_of,
-)
+from .base import Reader, Source, Tally
+from .documents import load_json_records
+from .fields import agent_with_model, describe, task_id_of
 
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
 REWARD_TOLERANCE = 1e-6

@@ -35,17 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
-from .base import (
-    Reader,
-    Source,
-    Tally,
-    agent_with_model,
-    describe,
-    fraction,
-    load_json_document,
-    short_note,
-    task_id_of,
-)
+from .base import Reader, Source, Tally
+from .documents import load_json_document
+from .fields import agent_with_model, describe, fraction, short_note, task_id_of
 
 #: Failure modes in which the model, not the harness, kept the trial from being
 #: graded: the trial is a failure of the model.

@@ -8,20 +8,9 @@ from typing import Any
 
 from ..counts import MAX_COUNT
 from ..errors import Problems
-from .base import (
-    BadDocument,
-    Reader,
-    Source,
-    Tally,
-    describe,
-    did_you_mean,
-    is_optional_text,
-    key_text,
-    never,
-    parse_passed,
-    task_id_of,
-    yaml_document,
-)
+from .base import Reader, Source, Tally, never
+from .documents import BadDocument, yaml_document
+from .fields import describe, did_you_mean, is_optional_text, key_text, parse_passed, task_id_of
 
 
 def _yaml_document(path: Path, problems: Problems) -> Any:
