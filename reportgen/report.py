@@ -420,74 +420,10 @@ def build_report(
     """
     results = results or Results(keep=False)
     set_ids = unique_slugs([rs.name for rs in result_sets], "results", strict=False)
-    sets = []
-    for set_id, rs in zip(set_ids, result_sets, strict=True):
-        tasks = rs.evaluated_tasks
-        warnings = [*naming_guesses(rs)] + [
-            f"task {t.id!r} has no evaluated runs ({t.excluded} excluded); it is left out"
-            for t in rs.tasks
-            if t.runs == 0
-        ]
-        successes = np.array([t.successes for t in tasks], dtype=np.int64)
-        runs = np.array([t.runs for t in tasks], dtype=np.int64)
-        estimates = estimate_suite(
-            successes, runs, k, confidence, labels=[f"task {t.id!r}" for t in tasks]
-        )
-        categories = [t.category for t in tasks]
-        clustered, labels = None, None
-        if any(categories):
-            # Tasks without a category form a cluster of their own.
-            labels = [c if c else "(no category)" for c in categories]
-            clustered = clustered_reliability(successes, runs, k, labels, confidence)
-        coverage, every_run = None, None
-        if len(tasks) >= 2 and coverage_check:
-            population = fit_population(successes, runs)
-            every_run = population.every_run  # then there is nothing to simulate
-            if every_run is None:
-                coverage = results.get(
-                    "coverage",
-                    CoverageCheck,
-                    check_coverage,
-                    runs,
-                    k,
-                    population,
-                    confidence,
-                    categories=labels,
-                )
-        headline = choose_headline(coverage, estimates.unbiased.estimate is not None, every_run)
-        lead = estimates.on(headline.estimator)
-        task_sd = lead.sd if lead.sd else DEFAULT_TASK_SD
-        sets.append(
-            SetReport(
-                id=set_id,
-                result_set=rs,
-                tasks=tasks,
-                estimates=estimates,
-                task_slugs=unique_slugs([t.id for t in tasks], "task"),
-                curve=results.get(
-                    "curve", list[CurvePoint], curve_over_k, successes, runs, confidence
-                ),
-                warnings=warnings + list(estimates.warnings),
-                variance=decompose_variance(successes, runs),
-                bootstrap=results.get(
-                    "bootstrap",
-                    TwoStageBootstrap,
-                    two_stage_bootstrap,
-                    successes,
-                    runs,
-                    k,
-                    confidence,
-                    interval=SHOWN_INTERVAL,
-                ),
-                clustered=clustered,
-                plans=[
-                    plan(h, confidence, task_sd=task_sd, tasks=max(len(tasks), 2))
-                    for h in PLAN_TARGETS
-                ],
-                coverage=coverage,
-                headline=headline,
-            )
-        )
+    sets = [
+        _set_report(set_id, rs, k, confidence, results, coverage_check)
+        for set_id, rs in zip(set_ids, result_sets, strict=True)
+    ]
     for s in sets:
         own = s.uncalibrated
         if own is not None and own < UNFIT_COVERAGE:
@@ -507,6 +443,94 @@ def build_report(
         entry = history_entry(report, label)
         report.history = site_history(previous, entry, ids, k, confidence)
     return report
+
+
+def _set_report(
+    set_id: str,
+    rs: ResultSet,
+    k: int,
+    confidence: float,
+    results: Results,
+    coverage_check: bool,
+) -> SetReport:
+    """One result set's numbers: its estimates, the coverage check that chooses its
+    headline, and what its page shows beside them."""
+    tasks = rs.evaluated_tasks
+    warnings = [*naming_guesses(rs)] + [
+        f"task {t.id!r} has no evaluated runs ({t.excluded} excluded); it is left out"
+        for t in rs.tasks
+        if t.runs == 0
+    ]
+    successes = np.array([t.successes for t in tasks], dtype=np.int64)
+    runs = np.array([t.runs for t in tasks], dtype=np.int64)
+    estimates = estimate_suite(
+        successes, runs, k, confidence, labels=[f"task {t.id!r}" for t in tasks]
+    )
+    categories = [t.category for t in tasks]
+    clustered, labels = None, None
+    if any(categories):
+        # Tasks without a category form a cluster of their own.
+        labels = [c if c else "(no category)" for c in categories]
+        clustered = clustered_reliability(successes, runs, k, labels, confidence)
+    coverage, every_run = None, None
+    if len(tasks) >= 2 and coverage_check:
+        coverage, every_run = _coverage_of_shape(runs, successes, k, confidence, labels, results)
+    headline = choose_headline(coverage, estimates.unbiased.estimate is not None, every_run)
+    lead = estimates.on(headline.estimator)
+    task_sd = lead.sd if lead.sd else DEFAULT_TASK_SD
+    return SetReport(
+        id=set_id,
+        result_set=rs,
+        tasks=tasks,
+        estimates=estimates,
+        task_slugs=unique_slugs([t.id for t in tasks], "task"),
+        curve=results.get("curve", list[CurvePoint], curve_over_k, successes, runs, confidence),
+        warnings=warnings + list(estimates.warnings),
+        variance=decompose_variance(successes, runs),
+        bootstrap=results.get(
+            "bootstrap",
+            TwoStageBootstrap,
+            two_stage_bootstrap,
+            successes,
+            runs,
+            k,
+            confidence,
+            interval=SHOWN_INTERVAL,
+        ),
+        clustered=clustered,
+        plans=[
+            plan(h, confidence, task_sd=task_sd, tasks=max(len(tasks), 2)) for h in PLAN_TARGETS
+        ],
+        coverage=coverage,
+        headline=headline,
+    )
+
+
+def _coverage_of_shape(
+    runs: IntArray,
+    successes: IntArray,
+    k: int,
+    confidence: float,
+    categories: list[str] | None,
+    results: Results,
+) -> tuple[CoverageCheck | None, str | None]:
+    """(the coverage check of suites shaped like this one, None) or, where every run
+    of every task passed or every one failed, (None, "passed" or "failed"): then
+    there is nothing to simulate (stats.population.Population.every_run)."""
+    population = fit_population(successes, runs)
+    if population.every_run is not None:
+        return None, population.every_run
+    check = results.get(
+        "coverage",
+        CoverageCheck,
+        check_coverage,
+        runs,
+        k,
+        population,
+        confidence,
+        categories=categories,
+    )
+    return check, None
 
 
 def history_entry(report: Report, label: str) -> Json:

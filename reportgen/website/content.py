@@ -61,7 +61,7 @@ from ..stats.estimate import (
     normal_quantile,
     t_quantile,
 )
-from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, choose_headline, supported_k
+from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, Headline, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
 from ..stats.task_tests import (
@@ -406,6 +406,25 @@ def render_content(
     k = int(site.get("k", 3))
     confidence = float(site.get("confidence", 0.95))
     site = {"k": k, "confidence": confidence, "level": percent(confidence), **site}
+    try:
+        template = _compiled(body)
+        markdown = template.render(
+            page=meta, site=site, **_example_functions(k, confidence), **_PAGE_NAMES
+        )
+    except jinja2.TemplateError as error:
+        line = getattr(error, "lineno", None) or _template_line(error)
+        where = f"{source}:{line + offset}" if line else source
+        raise UserError(f"{where}: template error: {error}") from None
+    except (ValueError, TypeError, ArithmeticError, LookupError) as error:
+        line = _template_line(error)
+        where = f"{source}:{line + offset}" if line else source
+        raise UserError(f"{where}: template error: {type(error).__name__}: {error}") from None
+    return markdown_to_html(markdown), meta
+
+
+def _example_functions(k: int, confidence: float) -> dict[str, Any]:
+    """What a content page calls to work its examples out, at the site's k and level
+    unless the page passes its own. Counts are written as pages write them (_pair)."""
 
     def task(successes: int, runs: int, k: int = k, confidence: float = confidence) -> TaskExample:
         return task_example(successes, runs, k, confidence)
@@ -413,20 +432,14 @@ def render_content(
     def suite(items: Sequence[Any], k: int = k, confidence: float = confidence) -> SuiteExample:
         return suite_example(items, k, confidence)
 
-    def counts(items: Sequence[Any]) -> tuple[list[int], list[int]]:
-        pairs = [_pair(item) for item in items]
-        return [c for c, _ in pairs], [n for _, n in pairs]
-
     def compare(
         a: Sequence[Any], b: Sequence[Any], k: int = k, confidence: float = confidence
     ) -> Comparison:
         """Tasks are matched by position: item i of a and of b is task "i+1"."""
-        named_a = {str(i + 1): _pair(item) for i, item in enumerate(a)}
-        named_b = {str(i + 1): _pair(item) for i, item in enumerate(b)}
-        return compare_sets(named_a, named_b, k, confidence)
+        return compare_sets(_by_position(a), _by_position(b), k, confidence)
 
     def bootstrap(items: Sequence[Any], k: int = k, confidence: float = confidence) -> Any:
-        return two_stage_bootstrap(*counts(items), k, confidence, interval=SHOWN_INTERVAL)
+        return two_stage_bootstrap(*_counts(items), k, confidence, interval=SHOWN_INTERVAL)
 
     def coverage(
         alpha: float,
@@ -439,68 +452,88 @@ def render_content(
         pattern = int(runs) if isinstance(runs, int) else tuple(int(n) for n in runs)
         return coverage_example(float(alpha), beta, int(tasks), pattern, int(k), confidence)
 
-    def decompose(items: Sequence[Any]) -> VarianceDecomposition:
-        return decompose_variance(*counts(items))
-
     def clustered(
         items: Sequence[Any], categories: Sequence[str], k: int = k, confidence: float = confidence
     ) -> ClusteredReliability:
-        return clustered_reliability(*counts(items), k, categories, confidence)
+        return clustered_reliability(*_counts(items), k, categories, confidence)
 
     def task_changes(
         before: Sequence[Any], after: Sequence[Any], control: str = "holm", **options: Any
     ) -> TaskTests:
         """Per-task tests; tasks are matched by position, with ids "1", "2", ..."""
         options.setdefault("level", round(1 - confidence, 12))
-        old = {str(i + 1): _pair(item) for i, item in enumerate(before)}
-        new = {str(i + 1): _pair(item) for i, item in enumerate(after)}
-        return shared_task_tests(old, new, control=control, **options)
-
-    def fall_p(before: Any, after: Any) -> float:
-        """One-sided Fisher p-value that a task's pass rate fell from `before` to `after`."""
-        return fisher_p_lower(_pair(before), _pair(after))
-
-    def smallest_fall_p(before: Any, after: Any) -> float:
-        return smallest_p_lower(_pair(before), _pair(after))
+        return shared_task_tests(
+            _by_position(before), _by_position(after), control=control, **options
+        )
 
     def planner(target_halfwidth: float, **options: Any) -> Plan:
         options.setdefault("confidence", confidence)
         return plan(target_halfwidth, **options)
 
-    try:
-        template = _compiled(body)
-        markdown = template.render(
-            page=meta,
-            site=site,
-            task=task,
-            suite=suite,
-            z=normal_quantile,
-            t=t_quantile,
-            compare=compare,
-            bootstrap=bootstrap,
-            decompose=decompose,
-            clustered=clustered,
-            plan=planner,
-            task_changes=task_changes,
-            fall_p=fall_p,
-            smallest_fall_p=smallest_fall_p,
-            holm=lambda p: [float(v) for v in holm(p)],
-            bh=lambda p: [float(v) for v in benjamini_hochberg(p)],
-            wilson_halfwidth=wilson_halfwidth,
-            coverage=coverage,
-            min_bootstrap=MIN_BOOTSTRAP_REPLICATES,
-            shown_bootstrap=shown_bootstrap_interval,
-            headline=lambda check, complete=True: choose_headline(check, complete),
-            supported_k=supported_k,
-            interval_names=SHORT_NAMES,
-            unfit=UNFIT_COVERAGE,
-        )
-    except jinja2.TemplateError as error:
-        line = getattr(error, "lineno", None) or _template_line(error)
-        where = f"{source}:{line + offset}" if line else source
-        raise UserError(f"{where}: template error: {error}") from None
-    except (ValueError, TypeError, ArithmeticError, LookupError) as error:
-        line = _template_line(error)
-        where = f"{source}:{line + offset}" if line else source
-        raise UserError(f"{where}: template error: {type(error).__name__}: {error}") from None
-    return markdown_to_html(markdown), meta
+    return {
+        "task": task,
+        "suite": suite,
+        "compare": compare,
+        "bootstrap": bootstrap,
+        "clustered": clustered,
+        "plan": planner,
+        "task_changes": task_changes,
+        "coverage": coverage,
+    }
+
+
+def _counts(items: Sequence[Any]) -> tuple[list[int], list[int]]:
+    """(successes, runs) of a page's tasks, each written as a pair or "c/n"."""
+    pairs = [_pair(item) for item in items]
+    return [c for c, _ in pairs], [n for _, n in pairs]
+
+
+def _by_position(items: Sequence[Any]) -> dict[str, tuple[int, int]]:
+    """A page's tasks named by position, "1", "2", ...: two lists of the same tasks."""
+    return {str(i + 1): _pair(item) for i, item in enumerate(items)}
+
+
+def _decompose(items: Sequence[Any]) -> VarianceDecomposition:
+    return decompose_variance(*_counts(items))
+
+
+def _fall_p(before: Any, after: Any) -> float:
+    """One-sided Fisher p-value that a task's pass rate fell from `before` to `after`."""
+    return fisher_p_lower(_pair(before), _pair(after))
+
+
+def _smallest_fall_p(before: Any, after: Any) -> float:
+    return smallest_p_lower(_pair(before), _pair(after))
+
+
+def _holm(p: Sequence[float]) -> list[float]:
+    """Holm's adjusted p-values as plain floats (as a page prints them)."""
+    return [float(v) for v in holm(p)]
+
+
+def _benjamini_hochberg(p: Sequence[float]) -> list[float]:
+    return [float(v) for v in benjamini_hochberg(p)]
+
+
+def _headline(check: CoverageCheck | None, complete: bool = True) -> Headline:
+    return choose_headline(check, complete)
+
+
+#: What every content page may call or read besides its examples: the same at any k
+#: and level.
+_PAGE_NAMES: dict[str, Any] = {
+    "z": normal_quantile,
+    "t": t_quantile,
+    "decompose": _decompose,
+    "fall_p": _fall_p,
+    "smallest_fall_p": _smallest_fall_p,
+    "holm": _holm,
+    "bh": _benjamini_hochberg,
+    "wilson_halfwidth": wilson_halfwidth,
+    "min_bootstrap": MIN_BOOTSTRAP_REPLICATES,
+    "shown_bootstrap": shown_bootstrap_interval,
+    "headline": _headline,
+    "supported_k": supported_k,
+    "interval_names": SHORT_NAMES,
+    "unfit": UNFIT_COVERAGE,
+}
