@@ -1,4 +1,4 @@
-"""limits.json_values and plan_json against an independent count, on any JSON.
+"""json_scan.json_values and plan_json against an independent count, on any JSON.
 
 The scanner reads structure from raw bytes, a chunk at a time, without parsing:
 strings holding brackets, commas, quotes and runs of backslashes, and chunk
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen import limits
-from reportgen.limits import JsonProblem, json_values, plan_json
+from reportgen import json_scan
+from reportgen.json_scan import JsonProblem, json_values, plan_json
 
 from .conftest import examples
 
@@ -52,7 +52,7 @@ def test_values_are_counted_as_a_parse_would(
 ) -> None:
     data = encoded(value, indent, ascii_only)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(limits, "JSON_CHUNK", chunk)  # edges anywhere, even mid-escape
+        patch.setattr(json_scan, "JSON_CHUNK", chunk)  # edges anywhere, even mid-escape
         assert json_values(data) == reference_count(json.loads(data))
 
 
@@ -63,7 +63,7 @@ def test_records_of_a_top_level_array_are_found(
 ) -> None:
     data = encoded(records, indent, False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(limits, "JSON_CHUNK", chunk)
+        patch.setattr(json_scan, "JSON_CHUNK", chunk)
         plan = plan_json(lambda at, size: data[at : at + size], len(data), top=True)
     assert plan.count == len(records)
     assert plan.array is not None
@@ -76,6 +76,6 @@ def test_a_document_cut_short_is_a_problem_not_a_count(value: Any, chunk: int) -
     data = encoded([value, value], None, True)
     cut = data[: len(data) - 1]  # the closing bracket gone
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(limits, "JSON_CHUNK", chunk)
+        patch.setattr(json_scan, "JSON_CHUNK", chunk)
         with pytest.raises(JsonProblem):
             plan_json(lambda at, size: cut[at : at + size], len(cut), top=True)

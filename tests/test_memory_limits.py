@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from reportgen.json_scan import json_values
 from reportgen.limits import (
     MAX_DOCUMENT_BYTES,
     MAX_JSON_VALUES,
@@ -27,7 +28,6 @@ from reportgen.limits import (
     MAX_YAML_BYTES,
     MAX_YAML_NODES,
     MiB,
-    json_values,
 )
 from reportgen.readers.inspect import _read_member
 
@@ -397,8 +397,8 @@ def test_records_read_in_batches_count_the_same(
 ) -> None:
     """A document read a record at a time, in batches as small as one byte (chunks of
     seven), gives the counts of the same document parsed whole."""
-    from reportgen import limits
-    from reportgen.readers import Source, base, load_sources
+    from reportgen import json_scan
+    from reportgen.readers import Source, documents, load_sources
 
     if not path.exists():
         pytest.skip(f"{path} is not on this machine")
@@ -412,12 +412,12 @@ def test_records_read_in_batches_count_the_same(
         ]
 
     whole = counts()
-    monkeypatch.setattr(base, "WHOLE_JSON_BYTES", 0)
+    monkeypatch.setattr(documents, "WHOLE_JSON_BYTES", 0)
     # Chunks of 7 bytes on the small fixtures: every boundary case at a chunk's edge.
     small = 7 if path.stat().st_size < 100_000 else 4093
     for chunk, batch in ((MiB, MiB), (small, 1)):
-        monkeypatch.setattr(limits, "JSON_CHUNK", chunk)
-        monkeypatch.setattr(limits, "JSON_BATCH", batch)
+        monkeypatch.setattr(json_scan, "JSON_CHUNK", chunk)
+        monkeypatch.setattr(json_scan, "JSON_BATCH", batch)
         assert counts() == whole
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from ..counts import ResultSet
 from ..errors import Problems, UserError
-from ..limits import TooLarge, check_json_values
+from ..json_scan import check_json_values
+from ..limits import TooLarge
 from . import (
     harbor,
     inspect,

@@ -17,17 +17,14 @@ from typing import Any
 import yaml
 
 from ..errors import Problems
+from ..json_scan import JsonPlan, JsonProblem, check_json_values, plan_json
 from ..limits import (
     MAX_DOCUMENT_BYTES,
     MAX_YAML_BYTES,
-    JsonPlan,
-    JsonProblem,
     MiB,
     TooLarge,
-    check_json_values,
     check_size,
     load_yaml,
-    plan_json,
     read_limited,
 )
 
@@ -173,7 +170,7 @@ def load_json_records(
     stops it being read.
 
     Memory follows the largest record, not the file: a large file is scanned once
-    (limits.plan_json, which refuses a record or a rest beyond the limits before
+    (json_scan.plan_json, which refuses a record or a rest beyond the limits before
     anything is built) and its records are then parsed a batch at a time.
     """
     try:

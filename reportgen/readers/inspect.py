@@ -22,13 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Problems
-from ..limits import (
-    MAX_ARCHIVE_BYTES,
-    MAX_MEMBER_BYTES,
-    TooLarge,
-    check_json_values,
-    size_text,
-)
+from ..json_scan import check_json_values
+from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
 from .base import Reader, Source, Tally
 from .documents import json_loads, load_json_records
 from .fields import fraction, short_note, task_id_of

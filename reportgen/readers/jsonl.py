@@ -8,7 +8,8 @@ from typing import Any
 
 import orjson
 
-from ..limits import MAX_JSON_VALUES, TooLarge, check_json_values
+from ..json_scan import check_json_values
+from ..limits import MAX_JSON_VALUES, TooLarge
 from .base import Reader, Source, Tally
 from .documents import MAX_LINE_BYTES, json_loads, json_reason, jsonl_lines
 from .fields import describe, is_http_url, is_optional_text, parse_passed, task_id_of
