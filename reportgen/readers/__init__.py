@@ -294,52 +294,11 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
     given for (compare's A or B): the caller checks them all together.
     """
     problems = Problems()
-    merged: dict[tuple[str, str], ResultSet] = {}
-    formats: list[tuple[str, str]] = []
-    # Each input as read (resolved, with its settings) -> as given: the same file read
-    # the same way twice would count its runs twice. (Read twice with different
-    # settings, such as two scorers of one log, it makes two result sets.)
-    given: dict[Source, Path] = {}
-    folders = [(s.path, _resolved(s.path)) for s in sources if s.path.is_dir()]
-    groups: dict[tuple[Source, str], list[tuple[Source, list[Path]]]] = {}
     skipped: list[tuple[str, str]] = []
-    #: A file or folder could not be read: --skip-unreadable would have gone on with
-    #: the others, if there are any (files_seen counts them).
-    unreadable = False
-    files_seen = 0
-    for source in sources:
-        same_input = replace(source, path=_resolved(source.path))
-        holder = next(
-            (
-                as_given
-                for as_given, folder in folders
-                if as_given != source.path and same_input.path.is_relative_to(folder)
-            ),
-            None,
-        )
-        if holder is not None:
-            problems.add(f"{source.path}: already read as part of {holder}, also given")
-            continue
-        if same_input in given:
-            first = given[same_input]
-            also = "" if first == source.path else f" (as {first})"
-            problems.add(f"{source.path}: given twice{also}: its runs would count twice")
-            continue
-        given[same_input] = source.path
-        own = Problems() if source.skip_unreadable else problems
-        prepared = prepare_input(source, own, skipped if source.skip_unreadable else None)
-        if prepared is None:
-            if own is not problems:
-                skipped.append((str(source.path), own.items[0]))
-            unreadable = True
-            files_seen += 1
-            continue
-        source, format_name, files = prepared
-        files_seen += len(files)
-        formats.append((str(source.path), format_name))
-        # Inputs read the same way are read together (read_inputs).
-        groups.setdefault((replace(source, path=Path()), format_name), []).append((source, files))
-    for (_, format_name), inputs in groups.items():
+    prepared = _prepare_all(sources, problems, skipped)
+    merged: dict[tuple[str, str], ResultSet] = {}
+    unreadable = prepared.unreadable
+    for (_, format_name), inputs in prepared.groups.items():
         before = len(problems.items)
         sets = read_inputs(inputs, format_name, problems, skipped)
         unreadable = unreadable or (not sets and len(problems.items) > before)
@@ -350,10 +309,10 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
                 continue
             _merge(merged[key], rs, problems)
     if flags_checked and not problems.items:
-        for problem in flags_without_effect(sources, formats):
+        for problem in flags_without_effect(sources, prepared.formats):
             problems.add(problem)
     hint = None
-    if unreadable and files_seen > 1 and not any(s.skip_unreadable for s in sources):
+    if unreadable and prepared.files_seen > 1 and not any(s.skip_unreadable for s in sources):
         hint = "--skip-unreadable leaves out the files that cannot be read, lists them, and goes on"
     problems.raise_if_any(hint)
     if not merged:
@@ -366,7 +325,78 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
                 f"{', '.join(rs.sources)}: result set {rs.name!r} has no evaluated runs "
                 f"(all {rs.excluded_runs} runs were excluded)"
             )
-    return Loaded(result_sets=list(merged.values()), formats=formats, skipped=skipped)
+    return Loaded(result_sets=list(merged.values()), formats=prepared.formats, skipped=skipped)
+
+
+@dataclass
+class _Prepared:
+    """Every input's format and files, grouped by how they are read (read_inputs)."""
+
+    #: Inputs read the same way (settings and format) are read together.
+    groups: dict[tuple[Source, str], list[tuple[Source, list[Path]]]] = field(default_factory=dict)
+    formats: list[tuple[str, str]] = field(default_factory=list)
+    #: A file or folder could not be read: --skip-unreadable would have gone on with
+    #: the others, if there are any (files_seen counts them).
+    unreadable: bool = False
+    files_seen: int = 0
+
+
+def _prepare_all(
+    sources: list[Source], problems: Problems, skipped: list[tuple[str, str]]
+) -> _Prepared:
+    """prepare_input for each source not already read as part of another."""
+    prepared = _Prepared()
+    # Each input as read (resolved, with its settings) -> as given: the same file read
+    # the same way twice would count its runs twice. (Read twice with different
+    # settings, such as two scorers of one log, it makes two result sets.)
+    given: dict[Source, Path] = {}
+    folders = [(s.path, _resolved(s.path)) for s in sources if s.path.is_dir()]
+    for source in sources:
+        same_input = replace(source, path=_resolved(source.path))
+        repeated = _given_before(source, same_input, folders, given)
+        if repeated is not None:
+            problems.add(repeated)
+            continue
+        given[same_input] = source.path
+        own = Problems() if source.skip_unreadable else problems
+        found = prepare_input(source, own, skipped if source.skip_unreadable else None)
+        if found is None:
+            if own is not problems:
+                skipped.append((str(source.path), own.items[0]))
+            prepared.unreadable = True
+            prepared.files_seen += 1
+            continue
+        source, format_name, files = found
+        prepared.files_seen += len(files)
+        prepared.formats.append((str(source.path), format_name))
+        key = (replace(source, path=Path()), format_name)
+        prepared.groups.setdefault(key, []).append((source, files))
+    return prepared
+
+
+def _given_before(
+    source: Source,
+    same_input: Source,
+    folders: list[tuple[Path, Path]],
+    given: dict[Source, Path],
+) -> str | None:
+    """Why an input is not read: it lies in a folder also given (`folders`: each as
+    given and resolved), or the same file is read the same way already (`given`)."""
+    holder = next(
+        (
+            as_given
+            for as_given, folder in folders
+            if as_given != source.path and same_input.path.is_relative_to(folder)
+        ),
+        None,
+    )
+    if holder is not None:
+        return f"{source.path}: already read as part of {holder}, also given"
+    if same_input in given:
+        first = given[same_input]
+        also = "" if first == source.path else f" (as {first})"
+        return f"{source.path}: given twice{also}: its runs would count twice"
+    return None
 
 
 def flags_without_effect(

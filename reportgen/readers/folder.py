@@ -176,28 +176,10 @@ def folder_files(
     files = walk(folder, problems, too_deep, skipped)
     if files is None:
         return FolderFiles(None, [], 0)
-    by_format: dict[str, list[Path]] = {}
-    undetected: list[Path] = []
-    for path in files:
-        if path.suffix.lower() in NOT_RESULTS:
-            undetected.append(path)
-            continue
-        try:
-            name = detect(path) if path.stat().st_size else None
-            if name is not None and not _in_folder(readers, name, path):
-                continue  # not a result file of its format (a config): not rescued below
-        except FileNotFoundError:
-            name = None
-        except OSError as error:
-            if skipped is not None:
-                skipped.append((str(path), f"cannot be read ({error.strerror})"))
-                continue
-            problems.add(f"{path}: cannot be read ({error.strerror})")
-            return FolderFiles(None, [], 0)
-        if name is None:
-            undetected.append(path)
-        else:
-            by_format.setdefault(name, []).append(path)
+    detected = _detected(files, readers, detect, problems, skipped)
+    if detected is None:
+        return FolderFiles(None, [], 0)
+    by_format, undetected = detected
     # Said with each "nothing found": results may lie below where the walk stops.
     deeper = (
         f"; the walk stops {MAX_DEPTH} levels down, above {too_deep[0]}: give a folder "
@@ -229,17 +211,59 @@ def folder_files(
             return FolderFiles(None, [], 0)
         wanted = next(iter(by_format))
     reader = next(r for r in readers if r.name == wanted)
-    chosen = by_format.get(wanted, [])
+    chosen = _with_rescued(folder, reader, by_format.get(wanted, []), undetected)
+    if not chosen:
+        problems.add(f"{folder}: no {wanted} result files in the folder{deeper}")
+        return FolderFiles(None, [], len(files))
+    return FolderFiles(wanted, chosen, len(files) - len(chosen))
+
+
+def _detected(
+    files: list[Path],
+    readers: tuple[Reader, ...],
+    detect: Callable[[Path], str | None],
+    problems: Problems,
+    skipped: list[tuple[str, str]] | None,
+) -> tuple[dict[str, list[Path]], list[Path]] | None:
+    """The files by the format detected (rule 2), and those of none, which rule 5 may
+    yet read; a file its format passes over (Reader.in_folder) is in neither. None
+    after a problem."""
+    by_format: dict[str, list[Path]] = {}
+    undetected: list[Path] = []
+    for path in files:
+        if path.suffix.lower() in NOT_RESULTS:
+            undetected.append(path)
+            continue
+        try:
+            name = detect(path) if path.stat().st_size else None
+            if name is not None and not _in_folder(readers, name, path):
+                continue  # not a result file of its format (a config): not rescued below
+        except FileNotFoundError:
+            name = None
+        except OSError as error:
+            if skipped is not None:
+                skipped.append((str(path), f"cannot be read ({error.strerror})"))
+                continue
+            problems.add(f"{path}: cannot be read ({error.strerror})")
+            return None
+        if name is None:
+            undetected.append(path)
+        else:
+            by_format.setdefault(name, []).append(path)
+    return by_format, undetected
+
+
+def _with_rescued(
+    folder: Path, reader: Reader, chosen: list[Path], undetected: list[Path]
+) -> list[Path]:
+    """The format's files, less those it drops (rule 4), with the skipped files that
+    share a name with one of them or carry one of its suffixes (rule 5), sorted."""
     if reader.folder_files is not None:
         chosen = reader.folder_files(chosen)
     names = {p.name for p in chosen}
     own_suffixes = set(reader.suffixes)
     rescued = [p for p in undetected if p.name in names or p.suffix.lower() in own_suffixes]
-    chosen = sorted([*chosen, *rescued], key=lambda p: p.relative_to(folder).parts)
-    if not chosen:
-        problems.add(f"{folder}: no {wanted} result files in the folder{deeper}")
-        return FolderFiles(None, [], len(files))
-    return FolderFiles(wanted, chosen, len(files) - len(chosen))
+    return sorted([*chosen, *rescued], key=lambda p: p.relative_to(folder).parts)
 
 
 def _in_folder(readers: tuple[Reader, ...], name: str, path: Path) -> bool:
