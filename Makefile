@@ -16,16 +16,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
-# The built-in templates and content pages compiled to Python ahead of time: a build
-# then skips compiling them (reportgen/website/precompiled.py). Without it, or when a
-# template has changed since, a build compiles them itself and makes the same site.
-COMPILED := reportgen/website/compiled
-$(COMPILED): $(STAMP) $(shell find templates content -type f) reportgen/report.schema.json \
-    $(shell find reportgen -name '*.py' -not -path '*/compiled/*' -not -name '.*')
-	$(BIN)/python -m reportgen.website.precompile
-
 ## site: build the example report into site/
-site: $(STAMP) $(COMPILED)
+site: $(STAMP)
 	$(BIN)/reportgen build --config example/reportgen.yaml
 
 # axe-core for the accessibility tests, pinned in package-lock.json. Without npm (or
@@ -43,11 +35,11 @@ $(NODE_STAMP): package.json package-lock.json
 	fi
 
 ## test: the fast tier, a few minutes: every test but those marked slow or spark, at a fifth of the Hypothesis budget (the browser tests need Chromium: apt-get install chromium)
-test: $(STAMP) $(NODE_STAMP) $(COMPILED)
+test: $(STAMP) $(NODE_STAMP)
 	$(PYTEST) -m "not slow and not spark" --hypothesis-profile=dev
 
 ## test-all: every test at full budget, the slow and Spark ones too (what .ci/run runs; Spark needs Java 17)
-test-all: $(STAMP) $(NODE_STAMP) $(COMPILED)
+test-all: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
 	$(PYTEST) --hypothesis-profile=ci
 
@@ -63,20 +55,20 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## bench: benchmarks (prints tables, writes bench/RESULTS.md, FEEDBACK.md and SCALE.md; Spark's part needs Java)
-bench: $(STAMP) $(COMPILED)
+bench: $(STAMP)
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/feedback.py
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,spark]'
 	$(BIN)/python bench/scale.py
 
 ## fuzz: 10,000 hostile inputs against every reader and command, then longer property tests
-fuzz: $(STAMP) $(COMPILED)
+fuzz: $(STAMP)
 	$(BIN)/python -m tests.fuzz --cases 10000 --jobs 2
 	REPORTGEN_FUZZ=1 $(BIN)/python -m pytest -q tests/test_build_properties.py
 
 ## golden: refresh the expected example site used by the golden test
-golden: $(STAMP) $(COMPILED)
+golden: $(STAMP)
 	$(BIN)/python -m tests.refresh_golden
 
 clean:
-	rm -rf $(VENV) site node_modules test-artifacts reportgen/website/compiled
+	rm -rf $(VENV) site node_modules test-artifacts

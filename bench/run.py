@@ -47,12 +47,13 @@ sys.path.insert(0, str(HERE.parent))
 from bench.synth import write_jsonl  # noqa: E402
 from reportgen.readers import Source, load_sources  # noqa: E402
 from reportgen.report import build_report  # noqa: E402
+from reportgen.settings import BuildSettings  # noqa: E402
 from reportgen.stats.coverage import check_coverage  # noqa: E402
 from reportgen.stats.estimate import estimate_suite  # noqa: E402
 from reportgen.stats.population import fit_population  # noqa: E402
 from reportgen.website.chart import make_charts  # noqa: E402
 from reportgen.website.render import render_site  # noqa: E402
-from reportgen.website.theme import SiteOptions, Theme  # noqa: E402
+from reportgen.website.theme import Theme  # noqa: E402
 from reportgen.website.write import write_site  # noqa: E402
 
 SIZES = {"small": (100, 10), "medium": (1_000, 50), "large": (10_000, 100)}
@@ -170,10 +171,10 @@ def stage_times(path: Path, out: Path) -> dict[str, float]:
         charts = make_charts(report)
     theme = Theme.from_folders(None, None)
     with watch("render"):
-        for _ in render_site(report, charts, theme, SiteOptions()):
+        for _ in render_site(report, charts, theme, BuildSettings()):
             pass
     with watch("render+write"):
-        write_site(out, render_site(report, charts, theme, SiteOptions()), force=True)
+        write_site(out, render_site(report, charts, theme, BuildSettings()), force=True)
     times = watch.times
     times["write"] = max(times.pop("render+write") - times["render"], 0.0)
     times["coverage"] /= times_per_set

@@ -8,8 +8,11 @@ from pathlib import Path
 import numpy as np
 
 
-def write_jsonl(path: Path, tasks: int, runs: int, models: int = 2, seed: int = 7) -> int:
-    """Write tasks x runs records per model; returns the number of lines."""
+def write_jsonl(
+    path: Path, tasks: int, runs: int, models: int = 2, seed: int = 7, suite: bool = True
+) -> int:
+    """Write tasks x runs records per model; returns the number of lines. Without
+    `suite`, a line holds only the task, run, outcome and model."""
     rng = np.random.default_rng(seed)
     lines = 0
     with path.open("w", encoding="utf-8") as out:
@@ -24,18 +27,10 @@ def write_jsonl(path: Path, tasks: int, runs: int, models: int = 2, seed: int = 
                 gone = excluded[t]
                 for r in range(runs):
                     outcome = None if gone[r] else bool(row[r])
-                    out.write(
-                        json.dumps(
-                            {
-                                "suite": "synthetic",
-                                "model": model,
-                                "task": task,
-                                "run": r + 1,
-                                "passed": outcome,
-                            }
-                        )
-                        + "\n"
-                    )
+                    record = {"model": model, "task": task, "run": r + 1, "passed": outcome}
+                    if suite:
+                        record = {"suite": "synthetic", **record}
+                    out.write(json.dumps(record) + "\n")
                     lines += 1
     return lines
 

@@ -1,53 +1,40 @@
-"""The pipeline, top to bottom: load -> estimate -> chart -> render -> write."""
+"""The pipeline, top to bottom: read -> estimate -> chart -> render -> write.
+
+`build()` reads as the pipeline runs. What it may reuse from an earlier build is
+decided by keys (keys.py) made from what each stage reads: the inputs' digests,
+the history, the settings that stage depends on (settings.py) and the theme.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .cache import (
-    Cache,
-    KnownDigests,
-    SiteRecipe,
-    SiteState,
-    files_digest,
-    folder_digest,
-    input_digest,
-)
-from .cache import key as cache_key
+from .cache import Cache, SiteState, files_digest, folder_digest, input_digest
 from .config import Config, site_urls
 from .errors import UserError, one_line, os_reason
+from .keys import key
 from .readers import SCORER_FORMATS, Loaded, load_sources
+from .settings import PAGES, REPORT, BuildSettings
 from .terminal import set_warnings, skipped_warnings, terminal_safe
 from .website.chart_engine import Converter
-from .website.charts import PendingCharts, SiteCharts, drawing_key
-from .website.replay import ReplayEnvironment, guard, replay_page
-from .website.theme import SiteOptions, Theme, environment, template_key, template_references
-from .website.write import (
-    KEEP,
-    MARKER,
-    SiteOnDisk,
-    check_output,
-    current_umask,
-    site_on_disk,
-    write_site,
-)
+from .website.theme import Theme
+from .website.write import MARKER, SiteOnDisk, check_output, current_umask, site_on_disk, write_site
 
 if TYPE_CHECKING:
     from .report import Report
     from .views import Json
-    from .website.render import ContentTexts, ContentWorker
+    from .website.charts import PendingCharts, SiteCharts
+    from .website.render import Renderer
+    from .website.write import Keep, Written
 
 # The statistics, the report model and the renderer (numpy, scipy, Altair) are
-# imported where a build needs them, below: a build that keeps every file, or
-# renders the edited overview from its record (_replayed), loads none of them.
+# imported where a build needs them, below: a build that keeps every file loads none.
 
 
 class Progress:
@@ -95,146 +82,105 @@ class BuildResult:
     warnings: tuple[str, ...] = ()
 
 
-def build_date() -> str | None:
-    """The date to print on pages: only when SOURCE_DATE_EPOCH pins it (reproducible builds)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if not epoch:
-        return None
-    try:
-        moment = dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
-    except (ValueError, OverflowError, OSError):
-        raise UserError(
-            f"SOURCE_DATE_EPOCH: {epoch!r} is not a date: give whole seconds since "
-            "1970-01-01 UTC, before the year 10000"
-        ) from None
-    return moment.strftime("%Y-%m-%d")
+@dataclass(frozen=True)
+class History:
+    """The earlier builds' entries and this build's label, when the build keeps a history."""
+
+    entries: list[Json]
+    label: str
 
 
-def _site_state(files: dict[str, tuple[int, int]]) -> tuple[int, int, int]:
-    """(files, bytes, HTML pages) of a built site.
+@dataclass(frozen=True)
+class BuildKeys:
+    """What each reusable piece is made from, as keys (see keys.key)."""
 
-    Also a cheap check, for the cache, that nobody changed the site by hand.
-    """
-    pages = sum(1 for name in files if name.endswith(".html"))
-    return len(files), sum(size for size, _ in files.values()), pages
+    #: The result files' digests and how each is read: the parsed inputs.
+    inputs: str
+    #: The inputs, the history and the settings the numbers depend on: the report and
+    #: its charts.
+    report: str
+    #: All of that, the page settings and the theme: the whole site.
+    site: str
 
-
-def _reusable_pages(cache: Cache, on_disk: SiteOnDisk | None) -> dict[str, str]:
-    """Pages of the previous build that are still on disk as it wrote them: path -> key.
-
-    The cache's list is untrusted: a page is offered for reuse only when a
-    regular file of the same size and time is at its (relative) path.
-    `on_disk` is the previous site as walked (None when there is none).
-    """
-    if on_disk is None:
-        return {}
-    recorded = cache.get_pages()
-    if not recorded:
-        return {}
-    files = on_disk.files
-    return {
-        path: page_key
-        for path, (page_key, size, mtime) in recorded.items()
-        if files.get(path) == (size, mtime)
-    }
+    @property
+    def charts(self) -> str:
+        return key("charts", self.report)
 
 
-def _is_template(relative: Path) -> bool:
-    """Whether a file of a templates folder is a page template (not an asset)."""
-    return relative.suffix == ".html" and relative.parts[0] != "assets"
+@dataclass(frozen=True)
+class PreviousSite:
+    """The site at the output folder as a walk found it, and what the cache says of it."""
 
+    on_disk: SiteOnDisk | None
+    #: What the last build recorded, when it was made with this build's site key.
+    state: SiteState | None
+    #: Its pages that may be kept: path -> the key they were made with.
+    pages: dict[str, str]
 
-def _replayed(
-    config: Config,
-    force: bool,
-    progress: Progress,
-    cache: Cache,
-    keys: tuple[str, str, str, str],
-    theme: Theme,
-    on_disk: SiteOnDisk,
-    retired: list[Path] | None,
-) -> BuildResult | None:
-    """A rebuild after edits of templates alone, when every changed page has a record
-    of what its template read (website/replay.py): those pages are rendered from their
-    records, every other file is kept, and the inputs are not read. None when that
-    cannot be done; the build then goes the usual way.
-
-    The recipe is untrusted: it is used only when the site on disk is, file for
-    file, the one it describes, and it only ever leads to the page a full build
-    would make or to the usual build.
-    """
-    site_key, recipe_key = keys[2], keys[3]
-    recipe = cache.get_recipe(recipe_key)
-    if recipe is None or on_disk.files != recipe.files:
-        return None
-    env = environment(theme)
-    now = {name: template_key(env, name, recipe.references) for name in recipe.templates}
-    # A template that cannot be followed (None) counts as changed: its pages are always
-    # rendered, as Renderer._kept renders them.
-    changed = {name for name, key in now.items() if key is None or key != recipe.templates[name]}
-    records = {}
-    for path, (template, data_key) in recipe.pages.items():
-        if template not in changed:
-            continue
-        record = cache.get_record(path, data_key) if data_key and now[template] else None
-        if record is None:
-            return None
-        records[path] = (template, record)
-    progress.update("rendering pages from their records")
-    guarded = guard(environment(theme, ReplayEnvironment))
-    pages: dict[str, bytes] = {}
-    for path, (template, record) in records.items():
-        # A page may grow with an edit, but not without bound: see replay_page.
-        limit = 4 * recipe.files[path][0] + (1 << 20)
-        try:
-            pages[path] = replay_page(guarded, template, record, limit).encode("utf-8")
-        except Exception:  # a Miss, or an error the usual build reports with its place
-            return None
-    files = ((path, pages.get(path, KEEP)) for path in recipe.files if path != MARKER)
-    written: dict[str, tuple[int, int]] = {}
-    try:
-        count, size = write_site(
-            config.output,
-            files,
-            force=force,
-            inputs=_inputs(config),
-            written_files=written,
-            previous=on_disk,
-            retired=retired,
+    @property
+    def unchanged(self) -> bool:
+        """Whether it is the site this build would write, as that build left it."""
+        return (
+            self.state is not None
+            and self.on_disk is not None
+            and self.state.files == files_digest(self.on_disk.files)
         )
-    except OSError as error:
-        raise UserError(
-            f"{config.named('output')}: {config.output}: cannot write the site: {os_reason(error)}"
-        ) from None
-    progress.clear()
-    state = recipe.state
-    for line in state.notes:
-        progress.note(line)
-    # The same files as before: only the rendered pages' sizes may have changed.
-    file_count, size_before, html_pages = state.counts
-    grown = sum(written[path][0] - recipe.files[path][0] for path in pages)
-    counts = (file_count, size_before + grown, html_pages)
-    site_state = dataclasses.replace(state, counts=counts, files=files_digest(written))
-    cache.put_site(site_key, site_state)
-    # The earlier builds' and this one's, the latest few: each edit adds a source.
-    references = dict([*recipe.references.items(), *template_references().items()][-64:])
-    cache.put_recipe(recipe_key, SiteRecipe(written, recipe.pages, now, references, site_state))
-    kept_pages = site_state.counts[2] - len(pages)
-    rendered = ", ".join(sorted(pages)) or "no page"
-    return BuildResult(
-        output=config.output,
-        files=count + 1,  # and the marker
-        pages=site_state.counts[2],
-        result_sets=state.result_sets,
-        bytes=size,
-        seconds=0.0,
-        reused=(
-            f"rendered {rendered} from a record of its last rendering and kept "
-            f"{kept_pages} unchanged pages, without reading the inputs"
-        ),
-        previous_files=len(on_disk.files),
-        warnings=state.warnings,
+
+
+def build(
+    config: Config,
+    force: bool = False,
+    progress: Progress | None = None,
+    use_cache: bool = True,
+    converter: Converter | None = None,
+) -> BuildResult:
+    """read -> estimate -> chart -> render -> write, reusing what is unchanged.
+
+    `converter`, a chart engine the caller started, is used and closed.
+    """
+    progress = progress or Progress()
+    start = time.perf_counter()
+    check_output(config.output, force, _inputs(config), config.named("output"))
+    base_path, _ = site_urls(config)
+    settings = BuildSettings.from_config(config, base_path, current_umask())
+    theme = Theme.from_folders(
+        config.templates, config.content, (config.named("templates"), config.named("content"))
     )
+    cache = Cache(config.output, enabled=use_cache)
+    history = _history(config, progress)
+    keys = _keys(config, settings, theme, history, cache, progress)
+    previous = _previous_site(config.output, cache, keys.site)
+    if previous.unchanged:
+        if converter is not None:
+            converter.close()
+        return _kept_whole(config.output, previous, start, progress)
+
+    from .website.content_worker import ContentWorker, read_content
+    from .website.render import Renderer
+
+    content = read_content(theme)
+    # The content pages need only the settings: rendered while the inputs are read.
+    worker = ContentWorker(content, settings.site, skip=previous.pages)
+    charts = cache.get_charts(keys.charts)
+    if charts is None:
+        # Started now (unless the caller did), so that its start-up overlaps the reading.
+        converter = converter or Converter()
+    elif converter is not None:
+        converter.close()
+        converter = None
+    try:
+        report, notes = _read_and_estimate(config, settings, history, keys, cache, progress)
+        progress.update("rendering pages")
+        drawing = _drawing(report, charts, converter, cache, keys)
+        renderer = Renderer(
+            report, drawing, theme, settings, previous.pages, content, worker.finish
+        )
+        on_disk = _write(config, force, renderer.pages(), previous, renderer, progress)
+    finally:
+        worker.close()
+        if converter is not None:
+            converter.close()
+    return _recorded(config.output, report, renderer, on_disk, previous, notes, keys, cache, start)
 
 
 def _inputs(config: Config) -> list[Path]:
@@ -247,205 +193,79 @@ def _inputs(config: Config) -> list[Path]:
     return [*paths, *(p for p in (config.path, config.templates, config.content) if p)]
 
 
-def build(
+def _history(config: Config, progress: Progress) -> History | None:
+    if config.history is None:
+        if config.label is not None:
+            # A label names this build in a history; with no history file there is
+            # nothing to name, and silently dropping it hid a forgotten --history.
+            progress.note(
+                f"label {config.label!r} ignored: there is no history to add this build to; "
+                "give --history FILE (for example the published site's history.jsonl) to "
+                "start one"
+            )
+        return None
+    from .history import default_label, read_history
+
+    entries = read_history(config.history, config.named("history"))
+    cwd = config.path.parent if config.path is not None else Path.cwd()
+    return History(entries, config.label or default_label(entries, cwd))
+
+
+def _keys(
     config: Config,
-    force: bool = False,
-    progress: Progress | None = None,
-    use_cache: bool = True,
-    converter: Converter | None = None,
-    retired: list[Path] | None = None,
-) -> BuildResult:
-    """load -> estimate -> chart -> render -> write, reusing cached pieces when unchanged.
-
-    `converter`, a chart engine the caller started, is used and closed. `retired`,
-    when given, receives the previous site once the new one has replaced it, for the
-    caller to remove later (see write_site); otherwise the build removes it.
-    """
-    progress = progress or Progress()
-    start = time.perf_counter()
-    check_output(config.output, force, _inputs(config), config.named("output"))
-    base_path, base_url = site_urls(config)
-    theme = Theme.from_folders(
-        config.templates, config.content, (config.named("templates"), config.named("content"))
-    )
-    options = SiteOptions(
-        base_path=base_path,
-        base_url=base_url,
-        build_date=build_date(),
-        task_pages=config.task_pages,
-        umask=current_umask(),
-    )
-    cache = Cache(config.output) if use_cache else None
-
+    settings: BuildSettings,
+    theme: Theme,
+    history: History | None,
+    cache: Cache,
+    progress: Progress,
+) -> BuildKeys:
     progress.update("hashing inputs")
-    # Content hashes only matter to the cache; without it, skip reading the inputs twice.
-    # An input unchanged since the last build (by its stat) keeps that build's digest.
-    known = cache.get_digests() if cache is not None else None
-    inputs_key = cache_key(
-        [
-            (s, input_digest(s.path, known) if known is not None else None)
-            for s in config.result_sets
-        ]
+    # Content hashes only matter to the cache: without one the inputs are read once.
+    digests = [
+        (source, input_digest(source.path, cache.digests) if cache.enabled else None)
+        for source in config.result_sets
+    ]
+    inputs = key("inputs", digests)
+    report = key("report", inputs, history, settings.affecting(REPORT))
+    theme_digest = folder_digest(theme.templates + theme.content) if cache.enabled else None
+    site = key("site", report, settings.affecting(PAGES), theme_digest)
+    return BuildKeys(inputs=inputs, report=report, site=site)
+
+
+def _previous_site(output: Path, cache: Cache, site_key: str) -> PreviousSite:
+    """The site now at `output`; a cache's list of its pages is trusted only for
+    files still of the size and time it records."""
+    on_disk = site_on_disk(output) if (output / MARKER).is_file() else None
+    if on_disk is None:
+        return PreviousSite(None, None, {})
+    recorded = cache.get_pages() or {}
+    pages = {
+        path: page_key
+        for path, (page_key, size, mtime) in recorded.items()
+        if on_disk.files.get(path) == (size, mtime)
+    }
+    return PreviousSite(on_disk, cache.get_site(site_key), pages)
+
+
+def _kept_whole(
+    output: Path, previous: PreviousSite, start: float, progress: Progress
+) -> BuildResult:
+    """Nothing changed: the previous site stays, and what its build said is said again."""
+    assert previous.state is not None and previous.on_disk is not None
+    files = previous.on_disk.files
+    progress.clear()
+    for line in previous.state.notes:
+        progress.note(line)
+    return BuildResult(
+        output=output,
+        files=len(files),
+        pages=sum(1 for name in files if name.endswith(".html")),
+        result_sets=previous.state.result_sets,
+        bytes=sum(size for size, _ in files.values()),
+        seconds=time.perf_counter() - start,
+        reused="nothing changed: kept every file of the previous build",
+        warnings=previous.state.warnings,
     )
-    previous_history: list[Json] | None = None
-    label = None
-    if config.history is not None:
-        from .history import default_label, read_history
-
-        previous_history = read_history(config.history, config.named("history"))
-        cwd = config.path.parent if config.path is not None else Path.cwd()
-        label = config.label or default_label(previous_history, cwd)
-    elif config.label is not None:
-        # A label names this build in a history; with no history file there is
-        # nothing to name, and silently dropping it hid a forgotten --history.
-        progress.note(
-            f"label {config.label!r} ignored: there is no history to add this build to; "
-            "give --history FILE (for example the published site's history.jsonl) to start one"
-        )
-    history_key = cache_key(previous_history, label)
-    settings = (
-        inputs_key,
-        history_key,
-        config.title,
-        config.description,
-        config.k,
-        config.confidence,
-        options,
-    )
-    site_key = cache_key(
-        *settings,
-        folder_digest(theme.templates + theme.content) if cache is not None else None,
-    )
-    # The same but for the templates' pages: what a rebuild from records needs unchanged.
-    recipe_key = (
-        cache_key(
-            *settings,
-            folder_digest(theme.content),
-            folder_digest(theme.templates, skip=_is_template),
-        )
-        if cache is not None
-        else ""
-    )
-    keys = (inputs_key, history_key, site_key, recipe_key)
-    previous = cache.get_site(site_key) if cache is not None else None
-    # The previous site's files, walked once: for the check below and the pages to keep.
-    on_disk = site_on_disk(config.output) if (config.output / MARKER).is_file() else None
-    # Counted only when there is a previous state to compare with: 20,000 files take 5 ms.
-    state = _site_state(on_disk.files) if on_disk is not None and previous is not None else None
-    if (
-        previous is not None
-        and previous.counts == state
-        and on_disk is not None
-        and previous.files == files_digest(on_disk.files)
-    ):
-        assert state is not None
-        kept, kept_bytes, kept_pages = state
-        if cache is not None and known is not None:
-            cache.put_digests(known)
-        progress.clear()
-        for line in previous.notes:
-            progress.note(line)
-        if converter is not None:
-            converter.close()
-        return BuildResult(
-            output=config.output,
-            files=kept,
-            pages=kept_pages,
-            result_sets=previous.result_sets,
-            bytes=kept_bytes,
-            seconds=time.perf_counter() - start,
-            reused="nothing changed: kept every file of the previous build",
-            warnings=previous.warnings,
-        )
-
-    if cache is not None and on_disk is not None:
-        replayed = _replayed(config, force, progress, cache, keys, theme, on_disk, retired)
-        if replayed is not None:
-            if known is not None:
-                cache.put_digests(known)
-            if converter is not None:
-                converter.close()
-            return dataclasses.replace(replayed, seconds=time.perf_counter() - start)
-
-    from .website.render import ContentWorker, read_content, site_settings
-
-    reusable = _reusable_pages(cache, on_disk) if cache is not None else {}
-    content = read_content(theme)
-    charts_key = cache_key(inputs_key, history_key, config.k, config.confidence, drawing_key())
-    cached_charts = cache.get_charts(charts_key) if cache is not None else None
-    if cached_charts is not None:
-        # Every chart is in the cache: an engine the caller started is stopped at
-        # once, so that its start-up does not take a core from this build.
-        if converter is not None:
-            converter.close()
-        converter = None
-    else:
-        # vl-convert starts in a child process now (unless the caller started it even
-        # earlier), so its start-up overlaps the reading.
-        converter = converter or Converter()
-    # The content pages, which need only the config, are rendered alongside the
-    # reading too (those not likely kept).
-    worker = ContentWorker(
-        content,
-        site_settings(config.title, config.description, config.k, config.confidence),
-        skip=reusable,
-    )
-    job = _Job(
-        config,
-        force,
-        progress,
-        cache,
-        keys,
-        label,
-        previous_history,
-        theme,
-        options,
-        start,
-        reusable,
-        content,
-        worker,
-        on_disk,
-        charts_key,
-        cached_charts,
-        retired,
-        known,
-    )
-    try:
-        return _stages(job, converter)
-    finally:
-        worker.close()
-        if converter is not None:
-            converter.close()
-
-
-@dataclass(frozen=True)
-class _Job:
-    """What build() settled before the stages run."""
-
-    config: Config
-    force: bool
-    progress: Progress
-    cache: Cache | None
-    keys: tuple[str, str, str, str]  # inputs, history, whole site, all but the templates
-    label: str | None
-    previous_history: list[Json] | None
-    theme: Theme
-    options: SiteOptions
-    start: float
-    #: Pages of the previous build that may be kept: path -> key.
-    reusable: dict[str, str]
-    content: ContentTexts
-    worker: ContentWorker
-    #: The previous site as walked; None without one.
-    previous: SiteOnDisk | None = None
-    charts_key: str = ""
-    #: The charts of the cache entry for charts_key, when there is one.
-    cached_charts: SiteCharts | None = None
-    #: Where to hand the previous site for the caller to remove; None: removed here.
-    retired: list[Path] | None = None
-    #: The inputs' content digests, stored once they have been read without a problem
-    #: (a build refused for bad input leaves no cache behind).
-    digests: KnownDigests | None = None
 
 
 def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> list[str]:
@@ -464,132 +284,96 @@ def _note_formats(config: Config, loaded: Loaded, progress: Progress) -> list[st
     return lines
 
 
-def _read_and_estimate(job: _Job, reused: list[str], notes: list[str]) -> tuple[Loaded, Report]:
-    """Read (or take from the cache) and estimate; the lines said go to `notes`."""
-    config, progress, cache = job.config, job.progress, job.cache
-    inputs_key = job.keys[0]
+def _read_and_estimate(
+    config: Config,
+    settings: BuildSettings,
+    history: History | None,
+    keys: BuildKeys,
+    cache: Cache,
+    progress: Progress,
+) -> tuple[Report, list[str]]:
+    """Read (or take the parsed inputs from the cache) and estimate; also the lines
+    said about the inputs, which a later build that keeps the site says again."""
     progress.update("reading inputs")
-    loaded = cache.get_inputs(inputs_key) if cache is not None else None
-    if loaded is not None:
-        reused.append("parsed inputs")
-    else:
+    loaded = cache.get_inputs(keys.inputs)
+    if loaded is None:
         loaded = load_sources(config.result_sets)
-        if cache is not None:
-            cache.put_inputs(inputs_key, loaded)
-    notes.extend(_note_formats(config, loaded, progress))
-
+        cache.put_inputs(keys.inputs, loaded)
+    # The digests are recorded once the inputs were read without a problem.
+    cache.put_digests()
+    notes = _note_formats(config, loaded, progress)
     progress.update("estimating")
-    history = None
-    if job.previous_history is not None:
-        assert job.label is not None
-        if config.history is not None and not config.history.exists():
-            notes.append(f"no history at {config.history} yet: starting one with {job.label!r}")
-            progress.note(notes[-1])
-        history = (job.previous_history, job.label)
+    if history is not None and config.history is not None and not config.history.exists():
+        notes.append(f"no history at {config.history} yet: starting one with {history.label!r}")
+        progress.note(notes[-1])
     from .report import build_report
 
     # The slow computations' results of the last build, where their arguments are unchanged.
-    results = cache.get_results() if cache is not None else None
+    results = cache.get_results()
     report = build_report(
         loaded.result_sets,
-        config.title,
-        config.description,
-        config.k,
-        config.confidence,
-        history,
+        settings.title,
+        settings.description,
+        settings.k,
+        settings.confidence,
+        None if history is None else (history.entries, history.label),
         results,
         skipped=loaded.skipped,
     )
-    if cache is not None and results is not None:
-        cache.put_results(results)
-        if results.reused:
-            reused.append(f"{results.reused} computed results")
-    return loaded, report
+    cache.put_results(results)
+    return report, notes
 
 
-#: The last report this process built and the key of what it was built from, so
-#: that `serve`, rebuilding after a template or content edit, neither reads nor
-#: estimates again. Kept only when the key holds the inputs' content hashes.
-_last_report: tuple[str, Loaded, Report] | None = None
+def _drawing(
+    report: Report,
+    cached: SiteCharts | None,
+    converter: Converter | None,
+    cache: Cache,
+    keys: BuildKeys,
+) -> PendingCharts:
+    """The charts: from the cache, or drawn while the pages without charts render."""
+    from .website.charts import PendingCharts
 
-
-def _stages(job: _Job, converter: Converter | None) -> BuildResult:
-    """load -> estimate -> chart -> render -> write, reusing cached pieces."""
-    from .website.render import Renderer, page_count
-
-    global _last_report
-    config, progress, cache = job.config, job.progress, job.cache
-    inputs_key, history_key, site_key, recipe_key = job.keys
-    label = job.label
-    reused: list[str] = []
-    report_key = cache_key(
-        config.output.absolute(),  # the same site rebuilt, as `serve` does
-        inputs_key,
-        history_key,
-        label,
-        config.title,
-        config.description,
-        config.k,
-        config.confidence,
-    )
-    remembered = _last_report if cache is not None else None
-    notes: list[str] = []  # what is said about the inputs, said again if the site is kept
-    if remembered is not None and remembered[0] == report_key:
-        _, loaded, report = remembered
-        reused.append("the report of the previous build")
-        notes.extend(_note_formats(config, loaded, progress))
-    else:
-        loaded, report = _read_and_estimate(job, reused, notes)
-        _last_report = (report_key, loaded, report) if cache is not None else None
-    if cache is not None and job.digests is not None:
-        cache.put_digests(job.digests)
-    progress.update("rendering pages")
-    charts_key, cached = job.charts_key, job.cached_charts
     if cached is not None and cached.fit(report):
-        reused.append(f"{cached.count} charts")
-        charts = PendingCharts.ready(cached)
-    else:
+        cache.reused.append(f"{cached.count} charts")
+        return PendingCharts.ready(cached)
 
-        def begin() -> Callable[[], SiteCharts]:
-            from .website.chart import begin_charts  # Altair loads only to draw
+    def begin() -> Callable[[], SiteCharts]:
+        from .website.chart import begin_charts  # Altair loads only to draw
 
-            receive = begin_charts(report, converter)  # a new engine if none runs
+        receive = begin_charts(report, converter)  # a new engine if none runs
 
-            def drawn() -> SiteCharts:
-                made = receive()
-                if cache is not None:
-                    cache.put_charts(charts_key, made)
-                return made
+        def drawn() -> SiteCharts:
+            made = receive()
+            cache.put_charts(keys.charts, made)
+            return made
 
-            return drawn
+        return drawn
 
-        # Drawn while the pages without charts render (see Renderer._files).
-        charts = PendingCharts(begin)
+    return PendingCharts(begin)
 
-    renderer = Renderer(
-        report,
-        charts,
-        job.theme,
-        job.options,
-        job.reusable,
-        job.content,
-        cache is not None,
-        content_ready=job.worker.finish,
-    )
-    files = renderer.pages()
-    total_pages = page_count(report, job.theme, job.options.task_pages)
-    on_disk: dict[str, tuple[int, int]] = {}  # the new site's files, as written
+
+def _write(
+    config: Config,
+    force: bool,
+    files: Iterable[tuple[str, bytes | Written | Keep]],
+    previous: PreviousSite,
+    renderer: Renderer,
+    progress: Progress,
+) -> dict[str, tuple[int, int]]:
+    """Write the site and swap it in; the new site's files as written."""
+    written: dict[str, tuple[int, int]] = {}
+    total = renderer.page_count()
     try:
-        written, size = write_site(
+        write_site(
             config.output,
             files,
-            force=job.force,
-            on_file=lambda n: progress.update(f"writing {n}/{total_pages}+ files"),
+            force=force,
+            on_file=lambda n: progress.update(f"writing {n}/{total}+ files"),
             inputs=_inputs(config),
-            written_files=on_disk,
+            written_files=written,
             on_staging=renderer.set_staging,
-            previous=job.previous,
-            retired=job.retired,
+            previous=previous.on_disk,
         )
     except OSError as error:
         # Disk full, a folder that vanished or became a file after check_output, another
@@ -598,36 +382,39 @@ def _stages(job: _Job, converter: Converter | None) -> BuildResult:
             f"{config.named('output')}: {config.output}: cannot write the site: {os_reason(error)}"
         ) from None
     progress.clear()
-    state = _site_state(on_disk)
+    return written
+
+
+def _recorded(
+    output: Path,
+    report: Report,
+    renderer: Renderer,
+    on_disk: dict[str, tuple[int, int]],
+    previous: PreviousSite,
+    notes: list[str],
+    keys: BuildKeys,
+    cache: Cache,
+    start: float,
+) -> BuildResult:
+    """Record the new site in the cache for the next build, and say what was made."""
     warnings = tuple(
         skipped_warnings(report.skipped)
         + [f"{s.result_set.name}: {w}" for s in report.sets for w in set_warnings(s)]
     )
-    if cache is not None:
-        site_state = SiteState(
-            state, len(report.sets), tuple(notes), warnings, files_digest(on_disk)
-        )
-        cache.put_site(site_key, site_state)
-        cache.put_pages(
-            {path: (key, *on_disk[path]) for path, key in renderer.keys.items() if path in on_disk}
-        )
-        pages = {path: made for path, made in renderer.recipes.items() if path in on_disk}
-        recipe = SiteRecipe(
-            on_disk, pages, renderer.template_keys(), template_references(), site_state
-        )
-        cache.put_recipe(recipe_key, recipe)
-        for path, (data_key, record) in renderer.record_pages().items():
-            cache.put_record(path, data_key, record)
-    if renderer.kept:
-        reused.append(f"{renderer.kept} unchanged pages")
+    state = SiteState(len(report.sets), tuple(notes), warnings, files_digest(on_disk))
+    cache.put_site(keys.site, state)
+    cache.put_pages(
+        {path: (key, *on_disk[path]) for path, key in renderer.keys.items() if path in on_disk}
+    )
+    reused = [*cache.reused, *([f"{renderer.kept} unchanged pages"] if renderer.kept else [])]
     return BuildResult(
-        output=config.output,
-        files=written + 1,  # and the marker
-        pages=state[2],
+        output=output,
+        files=len(on_disk),
+        pages=sum(1 for name in on_disk if name.endswith(".html")),
         result_sets=len(report.sets),
-        bytes=size,
-        seconds=time.perf_counter() - job.start,
+        bytes=sum(size for size, _ in on_disk.values()),
+        seconds=time.perf_counter() - start,
         reused=f"reused {' and '.join(reused)} from the cache" if reused else "",
-        previous_files=len(job.previous.files) if job.previous is not None else 0,
+        previous_files=len(previous.on_disk.files) if previous.on_disk is not None else 0,
         warnings=warnings,
     )

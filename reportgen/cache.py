@@ -1,5 +1,5 @@
-"""Incremental rebuilds: reuse parsed inputs and charts when their sources are unchanged,
-and the last site's recipe and pages' records for a template edit (website/replay.py).
+"""Incremental rebuilds: reuse parsed inputs, computed results, charts and pages when
+what made them is unchanged.
 
 Everything is keyed by content hashes, so a reused piece is exactly what a
 clean build would make, and the site stays byte-identical. File times only
@@ -22,7 +22,6 @@ as unpickling could, and a damaged or foreign entry is ignored and rebuilt.
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import html
 import os
@@ -37,14 +36,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from . import code
 from .counts import EXCLUDED, PASS, ResultSet, TaskCounts
 from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded, side_files
 from .readers.folder import walk
 from .website.charts import Chart, SiteCharts
-from .website.replay import Record
 
 if TYPE_CHECKING:
     from .results import Results
@@ -151,24 +148,14 @@ def input_digest(path: Path, known: KnownDigests | None = None) -> str | None:
     return digest.hexdigest()
 
 
-def folder_digest(folders: Iterable[Path], skip: Callable[[Path], bool] | None = None) -> str:
-    """One hash over every file (name and bytes) in the given folders, in order; with
-    `skip`, leaving out the files whose path in their folder it is true of."""
+def folder_digest(folders: Iterable[Path]) -> str:
+    """One hash over every file (name and bytes) in the given folders, in order."""
     digest = hashlib.blake2b(digest_size=16)
     for folder in folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            relative = path.relative_to(folder)
-            if skip is not None and skip(relative):
-                continue
-            digest.update(str(relative).encode() + b"\0")
+            digest.update(str(path.relative_to(folder)).encode() + b"\0")
             digest.update(file_digest(path).encode())
     return digest.hexdigest()
-
-
-def key(*parts: Any) -> str:
-    """A short hex key for any repr-able parts, salted with what made them (code.identity)."""
-    text = repr((code.identity(), *parts)).encode("utf-8")
-    return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
 class Damaged(ValueError):
@@ -180,19 +167,17 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class SiteState:
-    """What a build wrote, for the next build with the same key to keep it whole."""
+    """What a build wrote, for the next build with the same site key to keep it whole."""
 
-    #: (files, bytes, HTML pages): also a cheap check that nobody changed the site.
-    counts: tuple[int, int, int]
     result_sets: int
     #: The lines the build printed about its inputs ("read x.jsonl (jsonl, detected)")
     #: and the report's warnings: printed again when the site is kept, so that a CI
     #: log says the same whether or not the cache was warm.
-    notes: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    #: files_digest of what it wrote: the counts alone missed a page rewritten at the
-    #: same size (an edit, another edit, and the first again kept the second's page).
-    files: str = ""
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+    #: files_digest of what it wrote: every file's path, size and time, so that a
+    #: page changed or removed by hand is noticed.
+    files: str
 
 
 def files_digest(files: dict[str, tuple[int, int]]) -> str:
@@ -205,59 +190,30 @@ def files_digest(files: dict[str, tuple[int, int]]) -> str:
 PageKeys = dict[str, tuple[str, int, int]]
 
 
-@dataclass(frozen=True)
-class SiteRecipe:
-    """What the last build wrote and from what, for a rebuild after template edits that
-    renders the changed pages from their records (website/replay.py) instead of the
-    report. Stored under a key of everything but the templates (build.py)."""
-
-    #: Every file of the site as written: path -> (size, mtime in ns).
-    files: dict[str, tuple[int, int]]
-    #: Each page: path -> (its template, the key of its data; None: always rendered).
-    #: The other files are made from the data alone.
-    pages: dict[str, tuple[str, str | None]]
-    #: The key of each of those templates (None: it could not be read).
-    templates: dict[str, str | None]
-    #: The templates each template's source names, by the source's digest
-    #: (theme.source_digest): a rebuild parses only the sources edited since.
-    references: dict[str, list[str | None]]
-    state: SiteState
-
-
-#: Entries this process last wrote or read, by file, with the file's identity then
-#: (device, inode, size, times): `serve` reads back after each edit what its last
-#: build wrote, and a 20,000-page site's page list takes a tenth of a second to
-#: parse and check. Each kind with how to copy an entry: what is kept is never
-#: what a caller gets (a custom template could change the charts it is given).
-_REMEMBERED_KINDS: dict[str, Callable[[Any], Any]] = {"pages": dict, "charts": copy.deepcopy}
-_remembered: dict[Path, tuple[tuple[int, ...], Any]] = {}
-
-
-def _remember(path: Path, identity: tuple[int, ...], value: Any) -> None:
-    _remembered.pop(path, None)
-    _remembered[path] = (identity, value)
-    while len(_remembered) > 8:  # one site's, or a few (a test run builds many)
-        del _remembered[next(iter(_remembered))]
-
-
-def _identity(info: os.stat_result) -> tuple[int, ...]:
-    # Each entry is written anew and renamed into place: a new inode and a new ctime.
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
 class Cache:
-    def __init__(self, output: Path) -> None:
+    """The cache folder of one output folder; with `enabled` false, it neither keeps nor
+    gives anything (`--no-cache`), and the build reads every input once."""
+
+    def __init__(self, output: Path, enabled: bool = True) -> None:
         # Beside the output as the system finds it: "out/../site" must not make an
         # empty out/ for the cache, and "a/.." names the folder a, not "..".
         place = output.absolute()
         if place.name in ("", ".", ".."):
             place = place.resolve()
         self.folder = place.parent.resolve() / CACHE_DIR / place.name
+        self.enabled = enabled
+        #: The inputs' digests: those the last build took, and this build's.
+        self.digests = KnownDigests(self._get("digests", "last", _digests_from_json))
+        #: What was taken from the cache, in words ("parsed inputs", "3 charts").
+        self.reused: list[str] = []
 
     # -- the kinds of entry
 
     def get_inputs(self, entry: str) -> Loaded | None:
-        return self._get("inputs", entry, _loaded_from_json)
+        loaded = self._get("inputs", entry, _loaded_from_json)
+        if loaded is not None:
+            self.reused.append("parsed inputs")
+        return loaded
 
     def put_inputs(self, entry: str, loaded: Loaded) -> None:
         self._put("inputs", entry, _loaded_to_json(loaded))
@@ -274,10 +230,8 @@ class Cache:
     def put_site(self, entry: str, state: SiteState) -> None:
         self._put("site", entry, _site_to_json(state))
 
-    def get_digests(self) -> KnownDigests:
-        return KnownDigests(self._get("digests", "last", _digests_from_json))
-
-    def put_digests(self, known: KnownDigests) -> None:
+    def put_digests(self) -> None:
+        known = self.digests
         if known.taken != known.recorded:
             self._put(
                 "digests",
@@ -288,9 +242,11 @@ class Cache:
     def get_results(self) -> Results:
         from .results import Results, results_from_json  # numpy: only for a full build
 
-        return Results(self._get("results", "last", results_from_json))
+        return Results(self._get("results", "last", results_from_json), keep=self.enabled)
 
     def put_results(self, results: Results) -> None:
+        if results.reused:
+            self.reused.append(f"{results.reused} computed results")
         if results.used != results.recorded:
             self._put("results", "last", results.used)
 
@@ -298,73 +254,32 @@ class Cache:
         return self._get("pages", "last", _pages_from_json)
 
     def put_pages(self, pages: PageKeys) -> None:
-        entries = {path: list(entry) for path, entry in pages.items()}
-        self._put("pages", "last", entries, remember=dict(pages))
-
-    def get_recipe(self, entry: str) -> SiteRecipe | None:
-        return self._get("recipe", entry, _recipe_from_json)
-
-    def put_recipe(self, entry: str, recipe: SiteRecipe) -> None:
-        # Columns, not an object per file, and each distinct (template, data) once:
-        # a site of 20,000 task pages shares a few of them, and this is read back
-        # by every rebuild after a template edit.
-        made_from = sorted(set(recipe.pages.values()), key=repr)
-        index = {pair: i for i, pair in enumerate(made_from)}
-        paths = list(recipe.files)
-        doc = {
-            "paths": paths,
-            "sizes": [recipe.files[p][0] for p in paths],
-            "mtimes": [recipe.files[p][1] for p in paths],
-            "made_from": [index[recipe.pages[p]] if p in recipe.pages else -1 for p in paths],
-            "recipes": [list(pair) for pair in made_from],
-            "templates": recipe.templates,
-            "references": recipe.references,
-            "state": _site_to_json(recipe.state),
-        }
-        self._put("recipe", entry, doc)
-
-    def get_record(self, path: str, data_key: str) -> Record | None:
-        return self._get("record", key(path, data_key), _record_from_json)
-
-    def put_record(self, path: str, data_key: str, record: Record) -> None:
-        self._put("record", key(path, data_key), record.to_json())
+        self._put("pages", "last", {path: list(entry) for path, entry in pages.items()})
 
     # -- files
 
     def _usable(self) -> bool:
         # A symbolic link in place of the cache folder could send writes (and the
         # pruning of old entries) anywhere: such a cache is not used at all.
-        return not any(p.is_symlink() for p in (self.folder.parent, self.folder))
+        return self.enabled and not any(p.is_symlink() for p in (self.folder.parent, self.folder))
 
     def _get(self, kind: str, entry: str, decode: Callable[[Any], T]) -> T | None:
         if not self._usable():
             return None
-        path = self.folder / f"{kind}-{entry}{_SUFFIX}"
-        remembered = _remembered.get(path) if kind in _REMEMBERED_KINDS else None
-        found = _read_regular(path, remembered[0] if remembered is not None else None)
-        if found is None:
-            return None
-        raw, identity = found
+        raw = _read_regular(self.folder / f"{kind}-{entry}{_SUFFIX}")
         if raw is None:
-            assert remembered is not None
-            value: T = _REMEMBERED_KINDS[kind](remembered[1])
-            return value  # the very file this process read or wrote last
+            return None
         try:
-            value = decode(orjson.loads(raw))
+            return decode(orjson.loads(raw))
         except (orjson.JSONDecodeError, Damaged, KeyError, TypeError, ValueError):
             # Damaged, foreign or from another version (results.Unfit is a ValueError
             # too): the piece is made again.
             return None
-        if kind in _REMEMBERED_KINDS:
-            _remember(path, identity, _REMEMBERED_KINDS[kind](value))
-        return value
 
-    def _put(self, kind: str, entry: str, value: Any, remember: Any = None) -> None:
-        """Write an entry; `remember`, what reading it back gives, is kept in memory."""
+    def _put(self, kind: str, entry: str, value: Any) -> None:
         if not self._usable():
             return
         path = self.folder / f"{kind}-{entry}{_SUFFIX}"
-        _remembered.pop(path, None)
         try:
             data = orjson.dumps(value)
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -372,8 +287,6 @@ class Cache:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp, path)
-            if remember is not None and kind in _REMEMBERED_KINDS:
-                _remember(path, _identity(os.lstat(path)), remember)
             self._prune(kind)
         except (OSError, TypeError):
             pass  # a cache that cannot be written (or text JSON cannot hold) only costs speed
@@ -388,15 +301,10 @@ class Cache:
             old.unlink(missing_ok=True)
 
 
-def _read_regular(
-    path: Path, known: tuple[int, ...] | None = None
-) -> tuple[bytes | None, tuple[int, ...]] | None:
-    """(the bytes, the identity) of a regular file of sane size; None for anything else.
-
-    The bytes are None, unread, when the file's identity is `known`. Without
-    following a symbolic link, and without blocking on a named pipe someone left
-    in the cache's place.
-    """
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file of sane size; None for anything else. Without
+    following a symbolic link, and without blocking on a named pipe someone left in
+    the cache's place."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -405,11 +313,8 @@ def _read_regular(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOCUMENT_BYTES:
             return None
-        identity = _identity(info)
-        if identity == known:
-            return None, identity
         with open(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_DOCUMENT_BYTES), identity
+            return handle.read(MAX_DOCUMENT_BYTES)
     except OSError:
         return None
     finally:
@@ -653,32 +558,6 @@ def _svg(value: Any) -> str:
     return svg
 
 
-#: The most answers a record read back may hold (the overview of a thousand sets
-#: takes some tens of thousands).
-MAX_RECORD_ANSWERS = 1_000_000
-
-
-def _record_from_json(doc: Any) -> Record:
-    """A page's record (website/replay.py). A template may print any of its text as it
-    is (a chart's SVG with `| safe`), so, as with cached charts, no text in it, at
-    any depth, may hold anything that could run or load."""
-    record = Record.from_json(doc)
-    todo: list[Any] = [*record.context.values()]
-    for answers in record.nodes:
-        todo.extend(answers.values())
-    seen = 0
-    while todo:
-        value = todo.pop()
-        seen += 1
-        if seen > MAX_RECORD_ANSWERS:
-            raise Damaged("a record too large")
-        if isinstance(value, list):
-            todo.extend(value)
-        elif isinstance(value, str) and not _inert(value):
-            raise Damaged("text that could run or load")
-    return record
-
-
 def _chart_group(value: Any) -> list[Chart]:
     charts = []
     for item in _list(value):
@@ -705,44 +584,12 @@ def _charts_from_json(doc: Any) -> SiteCharts:
 
 
 def _site_to_json(state: SiteState) -> Any:
-    counts = list(state.counts)
-    return [counts, state.result_sets, list(state.notes), list(state.warnings), state.files]
-
-
-def _recipe_from_json(doc: Any) -> SiteRecipe:
-    paths, sizes, mtimes, made_from = (
-        _list(doc[name]) for name in ("paths", "sizes", "mtimes", "made_from")
-    )
-    if not len(paths) == len(sizes) == len(mtimes) == len(made_from):
-        raise Damaged("columns of different lengths")
-    recipes = [(_text(t), _optional_text(d)) for t, d in map(_list, _list(doc["recipes"]))]
-    if not (
-        all(type(p) is str for p in paths)
-        and all(type(n) is int and n >= 0 for n in sizes)
-        and all(type(n) is int for n in mtimes)
-        and all(type(i) is int and -1 <= i < len(recipes) for i in made_from)
-    ):
-        raise Damaged("a path, size, time or recipe of the wrong type")
-    files = dict(zip(paths, zip(sizes, mtimes, strict=True), strict=True))
-    pages = {p: recipes[i] for p, i in zip(paths, made_from, strict=True) if i >= 0}
-    templates = {
-        _text(name): _optional_text(template_key)
-        for name, template_key in _of(doc["templates"], dict).items()
-    }
-    references = {
-        _text(digest): [_optional_text(name) for name in _list(names)]
-        for digest, names in _of(doc["references"], dict).items()
-    }
-    if len(files) != len(paths) or not {t for t, _ in pages.values()} <= templates.keys():
-        raise Damaged("a path twice, or a page's template without its key")
-    return SiteRecipe(files, pages, templates, references, _site_from_json(doc["state"]))
+    return [state.result_sets, list(state.notes), list(state.warnings), state.files]
 
 
 def _site_from_json(doc: Any) -> SiteState:
-    counts, sets, notes, warnings, digest = _list(doc)
-    files, size, pages = (_count(n) for n in _list(counts))
+    sets, notes, warnings, digest = _list(doc)
     return SiteState(
-        (files, size, pages),
         _count(sets),
         tuple(_text(n) for n in _list(notes)),
         tuple(_text(w) for w in _list(warnings)),

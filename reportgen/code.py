@@ -32,47 +32,26 @@ PAGE_LIBRARIES = (
 )
 
 
-_COMPILED = Path(__file__).resolve().parent / "website" / "compiled"
-
-
 @functools.cache
-def _digests() -> tuple[str, str]:
-    """(identity, sources): the files are read once for both."""
+def identity() -> str:
+    """reportgen's version with a hash of its own files and its page libraries' versions."""
     package = Path(__file__).resolve().parent
     digest = hashlib.blake2b(digest_size=12)
-    own = hashlib.blake2b(digest_size=12)
     sources = [
         path
         for path in package.rglob("*.py")
         # Not an editor's lock or backup (".#cli.py", a dangling link): Python never
-        # imports a name that starts with a dot. Not the templates compiled ahead of
-        # time (website/precompiled.py): they make the pages their templates make.
+        # imports a name that starts with a dot.
         if not any(part.startswith(".") for part in path.relative_to(package).parts)
-        and path.parent != _COMPILED
         and path.is_file()
     ]
-    for path in sorted([*sources, package / "report.schema.json"]):
-        part = str(path.relative_to(package)).encode() + b"\0" + path.read_bytes()
-        digest.update(part)
-        own.update(part)
-    # The chart engine's font configuration shapes every chart a page holds, but not
-    # a template's compiled code: the identity alone.
+    # The chart engine's font configuration shapes every chart a page holds.
     fonts = package / "website" / "fontconfig" / "fonts.conf"
-    digest.update(b"\0fonts.conf\0" + fonts.read_bytes())
+    for path in sorted([*sources, package / "report.schema.json", fonts]):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     for library in PAGE_LIBRARIES:
         try:
             digest.update(f"\0{library} {metadata.version(library)}".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"\0{library} missing".encode())
-    return f"{__version__}+{digest.hexdigest()}", f"{__version__}+{own.hexdigest()}"
-
-
-def identity() -> str:
-    """reportgen's version with a hash of its own files and its page libraries' versions."""
-    return _digests()[0]
-
-
-def sources() -> str:
-    """reportgen's version with a hash of its own files alone (what compiled its templates:
-    a template's compiled code holds the output of functions defined in them)."""
-    return _digests()[1]
+    return f"{__version__}+{digest.hexdigest()}"

@@ -299,8 +299,8 @@ def trend(
     build's k and confidence, so a trend stays consistent when they change;
     steps and movers follow `estimator`, this build's headline.
     """
-    # Here, not at the top: reading a history and naming a build need no numpy, and
-    # a rebuild from records (build._replayed) does only that.
+    # Here, not at the top: reading a history and naming a build need no numpy, and a
+    # build that keeps the whole site does only that.
     import numpy as np
 
     from .stats.compare import compare

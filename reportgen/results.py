@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import hashlib
 import math
 import re
 import types
@@ -34,6 +33,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from . import __version__
+from .keys import digest
 
 T = TypeVar("T")
 Encode = Callable[[Any], Any]
@@ -48,29 +48,18 @@ class Unfit(ValueError):
 
 
 @functools.cache
-def _code_digest() -> bytes:
+def _code_digest() -> str:
     """What the stored results were computed by: stats/'s source and the libraries."""
     import scipy
 
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(repr((__version__, np.__version__, scipy.__version__)).encode())
-    for path in sorted((Path(__file__).resolve().parent / "stats").glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.digest()
+    sources = sorted((Path(__file__).resolve().parent / "stats").glob("*.py"))
+    versions = (__version__, np.__version__, scipy.__version__)
+    return digest(versions, [(path.name, path.read_bytes()) for path in sources])
 
 
 def result_key(kind: str, *arguments: Any) -> str:
     """A hex key for one computation: its name, its arguments and the code that runs it."""
-    digest = hashlib.blake2b(_code_digest(), digest_size=16)
-    digest.update(kind.encode() + b"\0")
-    for argument in arguments:
-        if isinstance(argument, np.ndarray):
-            digest.update(repr((argument.dtype.str, argument.shape)).encode())
-            digest.update(np.ascontiguousarray(argument).tobytes())
-        else:
-            digest.update(repr(argument).encode("utf-8", "surrogateescape"))
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return digest(_code_digest(), kind, *arguments)
 
 
 # ---------------------------------------------------------------- the codec
@@ -357,11 +346,13 @@ class Results:
         """compute(*arguments, **options), read back if stored under the same key."""
         if not self.keep:
             return compute(*arguments, **options)
-        key = result_key(kind, *arguments, sorted(options.items()))
         try:
+            key = result_key(kind, *arguments, sorted(options.items()))
             encode, decode = codec(hint)
         except (TypeError, NameError):
-            return compute(*arguments, **options)  # a type the codec cannot express exactly
+            # An argument without a canonical form, or a type the codec cannot express
+            # exactly: computed every time.
+            return compute(*arguments, **options)
         stored = self.recorded.get(key)
         if stored is not None:
             try:

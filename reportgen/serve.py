@@ -40,7 +40,7 @@ from .errors import Problems, UserError, os_reason
 from .readers.folder import walk
 from .terminal import terminal_safe, warnings_text
 from .website.theme import Theme
-from .website.write import MARKER, remove_tree
+from .website.write import MARKER
 
 Snapshot = dict[str, tuple[int, int]]
 
@@ -384,10 +384,10 @@ class PreviewServer:
         host, port = self.server.server_address[:2]
         return f"http://{host!s}:{port}/"
 
-    def _build(self, retired: list[Path] | None = None) -> None:
-        result = build(self.config, force=self.force, progress=Progress(self.log), retired=retired)
-        # What was reused says why a rebuild was quick (or not): "rendered index.html
-        # from a record ...", "reused 7 computed results and 141 unchanged pages ...".
+    def _build(self) -> None:
+        result = build(self.config, force=self.force, progress=Progress(self.log))
+        # What was reused says why a rebuild was quick (or not): "reused parsed inputs
+        # and 7 computed results and 141 unchanged pages from the cache".
         reused = f"; {result.reused}" if result.reused else ""
         # The warnings `build` prints, so that a preview hides none of them.
         self.log.write(terminal_safe(warnings_text(result.warnings)))
@@ -410,13 +410,12 @@ class PreviewServer:
             return False
         self.state = state
         print("change detected, rebuilding" if not gone else "site gone, rebuilding", file=self.log)
-        retired: list[Path] = []
         try:
             self.config = self.load()
             # What this build reads, as it is before the build starts: a file saved
             # while it runs differs from this at the next look, and is built then.
             self.state = look(self.config)
-            self._build(retired)
+            self._build()
             if self.config.output != self.served:
                 # `output:` changed in the config: serve the folder now built, or every
                 # later edit would go where nobody looks.
@@ -436,12 +435,7 @@ class PreviewServer:
                 "a bug in reportgen: the traceback is in the terminal"
             ]
         finally:
-            # Open pages reload once the number moves; the previous site, moved aside,
-            # is removed after that: 20,000 pages took 1.6-3 s here, which the reload
-            # need not wait for.
-            self.build_number += 1
-            for path in retired:
-                remove_tree(path)
+            self.build_number += 1  # open pages reload once the number moves
         return True
 
     def stop(self) -> None:

@@ -97,8 +97,6 @@ def test_cache_entry_cannot_execute_code(
         "pages",
         "digests",
         "results",
-        "recipe",
-        "record",
     }
     for entry in entries:
         json.loads(entry.read_bytes())  # plain JSON, nothing else

@@ -20,12 +20,13 @@ import pytest
 
 from reportgen.readers import Source, load_sources
 from reportgen.report import Report, build_report
+from reportgen.settings import BuildSettings
 from reportgen.website import render
 from reportgen.website.chart import make_charts
 from reportgen.website.chart_engine import Converter
 from reportgen.website.charts import PendingCharts, SiteCharts
 from reportgen.website.render import Renderer
-from reportgen.website.theme import SiteOptions, Theme
+from reportgen.website.theme import Theme
 from reportgen.website.write import Written, write_site
 
 from .test_imports import probe
@@ -92,7 +93,7 @@ def test_charts_start_before_the_task_pages_and_are_collected_after_them(
         return finish
 
     theme = Theme.from_folders(None, None)
-    options = SiteOptions()
+    options = BuildSettings()
     _write(tmp_path / "overlapped", Renderer(report, PendingCharts(begin), theme, options), events)
     task_pages = [i for i, name in enumerate(events) if "/tasks/" in name]
     assert len(task_pages) == 24

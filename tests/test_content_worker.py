@@ -1,4 +1,4 @@
-"""Content pages rendered alongside the build (website/render.py ContentWorker).
+"""Content pages rendered alongside the build (website/content_worker.py).
 
 The worker renders in a forked child (or a thread where forking is not safe)
 and hands the HTML back into the process's memo; what it hands back must be
@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from reportgen.errors import UserError
-from reportgen.website import render
+from reportgen.settings import site_values
+from reportgen.website import content_worker as render
 from reportgen.website.content import render_content
-from reportgen.website.render import ContentWorker, read_content, site_settings
+from reportgen.website.content_worker import ContentWorker, read_content
 from reportgen.website.theme import Theme
 
-SITE = site_settings("Worker test", "", 3, 0.95)
+SITE = site_values("Worker test", "", 3, 0.95)
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +71,7 @@ def test_a_page_the_worker_cannot_render_is_reported_with_its_place(tmp_path: Pa
     assert render._CONTENT_MEMO == {}
     source, text = content["broken"]
     with pytest.raises(UserError, match=r"broken\.md:6: template error"):
-        render._content_page(text, SITE, source)
+        render.content_page(text, SITE, source)
 
 
 def test_closing_an_unfinished_worker_ends_its_child(tmp_path: Path) -> None:

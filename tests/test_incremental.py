@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen import __version__, cache, code
+from reportgen import __version__, code
 from reportgen.build import build
 from reportgen.config import load_config
 from reportgen.errors import UserError
@@ -74,23 +74,28 @@ def _files(site: Path) -> dict[str, bytes]:
 def _edit(project: Path, step: int, rng: random.Random, kind: str | None = None) -> str:
     """One random edit (of `kind`, if given); returns what it was, for the failure message."""
     kind = kind or rng.choice(["template", "template", "content", "run", "title", "k", "nothing"])
-    if kind == "overview":
-        # An edit of index.html alone: rendered from its record when the record holds
-        # what the edit reads, else the usual way (the first task is never recorded).
-        path = project / "templates" / "index.html"
-        reads = rng.choice(
-            [
-                "",
-                "{{ report.sets | length }} {{ report.sets[0].lead.estimate | f3 }}",
-                "{{ report.sets[0].tasks[0].id }}",
-                "{% for s in report.sets %}{{ s.result_set.name | upper }}{% endfor %}",
-            ]
-        )
+    if kind == "across":
+        # Templates that read across result sets: the overview every set's trend and
+        # tasks, a comparison both of its sets, a set page all it is given. An edit of
+        # one set's runs must still leave each page as a clean build makes it.
+        edits = {
+            "index.html": "{% for id, points in history.trends.items() %}{{ id }} "
+            "{{ points | length }} {{ points[-1].label }}{% endfor %}"
+            "{% for s in report.sets %}{{ s.tasks | map(attribute='successes') | list }}"
+            "{% endfor %}",
+            "compare.html": "{{ c.a.tasks | map(attribute='successes') | list }} "
+            "{{ c.b.tasks | map(attribute='successes') | list }}",
+            "set.html": "{{ trend | length }} {{ trend[-1].label }} "
+            "{{ s.tasks | map(attribute='successes') | list }}"
+            "{% if history is defined %}{{ history.trends }}{% endif %}",
+        }
+        name = rng.choice(sorted(edits))
+        path = project / "templates" / name
         text = path.read_text().replace(
-            "{% block main %}", f"{{% block main %}}<p>edit {step} {reads}</p>", 1
+            "{% block main %}", f"{{% block main %}}<p>edit {step} {edits[name]}</p>", 1
         )
         path.write_text(text)
-        return f"overview {reads!r}"
+        return f"across {name}"
     if kind == "template":
         name = rng.choice(TEMPLATES)
         path = project / "templates" / name
@@ -132,11 +137,11 @@ def test_random_edits_leave_the_clean_build(project: Path, tmp_path: Path) -> No
     rng = random.Random(2026)
     config_path = project / "reportgen.yaml"
     build(load_config(config_path))
-    replayed = 0
-    for step in range(examples(10)):  # steps 1 and 4 at least edit the overview alone
-        what = _edit(project, step, rng, "overview" if step % 3 == 1 else None)
+    for step in range(examples(12)):  # every third step reads across sets, then a run
+        kind = "across" if step % 3 == 1 else "run" if step % 3 == 2 else None
+        what = _edit(project, step, rng, kind)
         config = load_config(config_path)
-        replayed += "from a record" in build(config).reused
+        build(config)
         clean = load_config(config_path)
         clean.output = tmp_path / f"clean-{step}"
         build(clean, use_cache=False)
@@ -144,7 +149,6 @@ def test_random_edits_leave_the_clean_build(project: Path, tmp_path: Path) -> No
         assert incremental.keys() == expected.keys(), f"step {step}: {what}"
         differ = [name for name in expected if incremental[name] != expected[name]]
         assert differ == [], f"step {step} ({what}): files differ from a clean build"
-    assert replayed >= 2  # the sequence renders the overview from its record, too
 
 
 def test_an_edit_redoes_only_the_pages_it_touches(project: Path) -> None:
@@ -278,19 +282,17 @@ def test_code_identity_follows_the_libraries_behind_the_numbers_and_charts(
     # After an upgrade of scipy (numbers in their last digits) or vl-convert (the
     # inline SVG of the overview), a kept page would show what the old one made.
     real = metadata.version
-    before, sources = code.identity(), code.sources()
+    before = code.identity()
     try:
         for library in ("numpy", "scipy", "altair", "vl-convert-python", "jinja2"):
             monkeypatch.setattr(
                 metadata, "version", lambda name, lib=library: "9.9" if name == lib else real(name)
             )
-            code._digests.cache_clear()
+            code.identity.cache_clear()
             assert code.identity() != before, library
-            # What compiled the templates ahead of time is reportgen's code alone.
-            assert code.sources() == sources
     finally:
         monkeypatch.undo()
-        code._digests.cache_clear()
+        code.identity.cache_clear()
     assert code.identity() == before
 
 
@@ -306,12 +308,11 @@ def _clean_files(project: Path, folder: Path) -> dict[str, bytes]:
     return _files(folder)
 
 
-def test_an_overview_edit_is_rendered_from_its_record(project: Path, tmp_path: Path) -> None:
+def test_an_overview_edit_renders_the_overview_alone(project: Path, tmp_path: Path) -> None:
     config_path = project / "reportgen.yaml"
     first = build(load_config(config_path))
     _edit_overview(project, "<p>{{ report.sets | length }} sets, {{ site.title }}</p>")
     result = build(load_config(config_path))
-    assert "rendered index.html from a record" in result.reused
     assert _kept_pages(result.reused) == first.pages - 1
     assert (result.files, result.pages, result.result_sets) == (
         first.files,
@@ -325,50 +326,33 @@ def test_an_overview_edit_is_rendered_from_its_record(project: Path, tmp_path: P
     assert build(load_config(config_path)).reused.startswith("nothing changed")
 
 
-def test_an_overview_edit_its_record_cannot_answer_is_built_the_usual_way(
-    project: Path, tmp_path: Path
-) -> None:
-    config_path = project / "reportgen.yaml"
-    build(load_config(config_path))
-    _edit_overview(project, "<p>{{ report.sets[0].tasks[0].id }}</p>")
-    result = build(load_config(config_path))
-    assert "from a record" not in result.reused
-    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-1")
-    # That build recorded what the new template reads: the next edit needs no report.
-    _edit_overview(project, "<p>again</p>")
-    assert "from a record" in build(load_config(config_path)).reused
-    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-2")
-
-
-def test_a_site_changed_by_hand_is_not_rebuilt_from_records(project: Path, tmp_path: Path) -> None:
+def test_a_page_changed_by_hand_is_rendered_again(project: Path, tmp_path: Path) -> None:
     config_path = project / "reportgen.yaml"
     build(load_config(config_path))
     page = next((project / "site").glob("sets/*/tasks/*.html"))
     page.write_text(page.read_text().replace("<h1", "<h1 data-changed", 1))
+    assert "nothing changed" not in build(load_config(config_path)).reused
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-1")
     _edit_overview(project, "<p>edited</p>")
-    result = build(load_config(config_path))
-    assert "from a record" not in result.reused
-    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+    page.write_text(page.read_text().replace("<h1", "<h1 data-changed", 1))
+    build(load_config(config_path))
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean-2")
 
 
 @pytest.mark.parametrize(
-    "damage", first_fast([b"", b"{not json", b"[]", b'{"paths": [1]}', b"null"])
+    "damage", first_fast([b"", b"{not json", b"[]", b'{"index.html": [1]}', b"null"])
 )
-def test_damaged_recipes_and_records_only_cost_time(
-    project: Path, tmp_path: Path, damage: bytes
-) -> None:
+def test_damaged_cache_entries_only_cost_time(project: Path, tmp_path: Path, damage: bytes) -> None:
     config_path = project / "reportgen.yaml"
     build(load_config(config_path))
-    entries = [
-        *(project / ".reportgen-cache" / "site").glob("recipe-*.json"),
-        *(project / ".reportgen-cache" / "site").glob("record-*.json"),
-    ]
-    assert len(entries) == 2
+    entries = sorted((project / ".reportgen-cache" / "site").glob("*.json"))
+    kinds = {entry.name.split("-")[0] for entry in entries}
+    assert kinds == {"charts", "digests", "inputs", "pages", "results", "site"}
     for entry in entries:
         entry.write_bytes(damage)
     _edit_overview(project, "<p>edited</p>")
     result = build(load_config(config_path))
-    assert "from a record" not in result.reused
+    assert result.reused == ""
     assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
 
 
@@ -380,46 +364,6 @@ def test_a_broken_overview_template_is_reported_with_its_place(project: Path) ->
     with pytest.raises(UserError, match=r"index\.html:\d+: template error"):
         build(load_config(config_path))
     assert _files(project / "site") == before
-
-
-@pytest.mark.parametrize(
-    ("before", "after"),
-    first_fast(
-        [
-            ("</svg>", "<script>alert(1)</script></svg>"),
-            ("<svg ", "<svg/onload=alert(1)></svg><svg "),
-            ("</svg>", '<g style="background:url(https://tracker.example/p.gif)"></g></svg>'),
-            ("</svg>", '<g style="background:&#117;rl(https://tracker.example/p.gif)"></g></svg>'),
-            ("</svg>", '<g cursor="&#117;rl(https://tracker.example/c.png),auto"></g></svg>'),
-            ("</svg>", '<g filter="\\75rl(https://tracker.example/f.svg)"></g></svg>'),
-        ]
-    ),
-    ids=["script", "slash-handler", "css-load", "css-entity", "attribute-entity", "css-escape"],
-)
-def test_a_record_with_text_that_could_run_is_not_used(
-    project: Path, tmp_path: Path, before: str, after: str
-) -> None:
-    # The overview prints each chart's SVG as it is: a record planted in the cache (a
-    # pull request may carry one) must not put a script into the page.
-    config_path = project / "reportgen.yaml"
-    build(load_config(config_path))
-    (entry,) = (project / ".reportgen-cache" / "site").glob("record-*.json")
-    doc = json.loads(entry.read_text())
-    svgs = [
-        answer
-        for node in doc["nodes"]
-        for answer in node.values()
-        if answer[0] == "v" and isinstance(answer[1], str) and answer[1].startswith("<svg ")
-    ]
-    assert svgs
-    for answer in svgs:
-        answer[1] = answer[1].replace(before, after, 1)
-    entry.write_text(json.dumps(doc))
-    _edit_overview(project, "<p>edited</p>")
-    result = build(load_config(config_path))
-    assert "from a record" not in result.reused
-    assert after not in (project / "site" / "index.html").read_text()
-    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
 
 
 @pytest.mark.parametrize("template", ["index.html", "set.html"])
@@ -439,13 +383,28 @@ def test_an_edit_undone_after_one_of_the_same_size_is_built(
     assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
 
 
-def test_text_is_checked_at_any_depth_of_a_record() -> None:
-    nested = {"context": {"x": ["s", [["s", [["v", "<script>alert(1)</script>"]]]]]}, "nodes": []}
-    with pytest.raises(cache.Damaged):
-        cache._record_from_json(nested)
-    assert cache._record_from_json(
-        {"context": {"x": ["s", [["v", "<svg><g></g></svg>"]]]}, "nodes": []}
+def test_a_set_template_reading_every_sets_trend_is_never_stale(
+    project: Path, tmp_path: Path
+) -> None:
+    # A set page's context holds its own set and trend, which its key covers. Before,
+    # it held the whole history: a set.html that listed every set's trend kept
+    # alpha's old numbers on beta's page after an edit of alpha's runs alone.
+    path = project / "templates" / "set.html"
+    every_trend = (
+        "{% if history is defined %}{% for id, points in history.trends.items() %}"
+        "<p class=every>{{ id }} {{ points[-1].plugin.estimate }}</p>{% endfor %}{% endif %}"
+        "<p class=own>{{ trend[-1].plugin.estimate }} {{ trend[-1].tasks }}</p>"
     )
+    path.write_text(path.read_text().replace("{% block main %}", "{% block main %}" + every_trend))
+    config_path = project / "reportgen.yaml"
+    build(load_config(config_path))
+    runs = project / "results" / "alpha.jsonl"
+    runs.write_text(runs.read_text().replace('"passed": false', '"passed": true'))
+    result = build(load_config(config_path))
+    assert _kept_pages(result.reused) > 0  # beta's task pages, the content pages
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+    beta = next((project / "site" / "sets").glob("*beta*/index.html")).read_text()
+    assert "<p class=own>" in beta and "<p class=every>" not in beta
 
 
 def test_a_template_added_in_front_of_the_packages_is_followed(
@@ -453,7 +412,7 @@ def test_a_template_added_in_front_of_the_packages_is_followed(
 ) -> None:
     # The user's folder holds only index.html; the page also extends the package's
     # base.html. A base.html added to the user's folder shadows it: the overview (and
-    # every page) must follow, from a record or not, as a clean build would.
+    # every page) must follow, as a clean build would.
     theme = project / "templates"
     shutil.rmtree(theme)
     theme.mkdir()
@@ -463,8 +422,7 @@ def test_a_template_added_in_front_of_the_packages_is_followed(
     base = (ROOT / "templates" / "base.html").read_text()
     (theme / "base.html").write_text(base.replace("<body", "<body data-shadowed", 1))
     _edit_overview(project, "<p>edited</p>")
-    result = build(load_config(config_path))
-    assert "from a record" not in result.reused  # every page's template changed
+    build(load_config(config_path))
     assert "data-shadowed" in (project / "site" / "faq.html").read_text()
     assert _files(project / "site") == _clean_files(project, tmp_path / "clean-1")
     # An include that is not an .html file is followed as well.
@@ -472,6 +430,6 @@ def test_a_template_added_in_front_of_the_packages_is_followed(
     _edit_overview(project, '{% include "note.txt" %}')
     build(load_config(config_path))
     (theme / "note.txt").write_text("second note")
-    result = build(load_config(config_path))
+    build(load_config(config_path))
     assert "second note" in (project / "site" / "index.html").read_text()
     assert _files(project / "site") == _clean_files(project, tmp_path / "clean-2")

@@ -186,8 +186,6 @@ def project(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def build(config: Config, use_cache: bool = True) -> build_module.BuildResult:
-    """A build as a new process makes it: without the report the last build kept in memory."""
-    build_module._last_report = None
     return build_module.build(config, use_cache=use_cache)
 
 
@@ -197,8 +195,7 @@ def config_for(results: Path, theme: Path, output: Path) -> Config:
 
 def edit(theme: Path, marker: str) -> None:
     """An edit of the set pages' template: rendered from the report, which the build
-    makes again from the stored results (an overview edit needs neither: it is
-    rendered from its record, see test_incremental.py)."""
+    makes again from the stored results."""
     page = theme / "set.html"
     text = page.read_text().replace("{% block main %}", "{% block main %}" + marker, 1)
     page.write_text(text)

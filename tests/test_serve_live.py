@@ -127,11 +127,11 @@ def test_open_page_follows_edits_errors_and_fixes(
 
 
 @pytest.mark.slow
-def test_an_overview_edit_reloads_the_open_page_from_its_record(
+def test_an_overview_edit_reloads_the_open_page(
     preview: PreviewServer, project: Path, page: Page, tmp_path: Path
 ) -> None:
-    # Inside `serve`, an edit of index.html alone is rendered from the record the
-    # last build left (website/replay.py); a template error still shows with its place.
+    # Inside `serve`, an edit of index.html alone renders that page again and keeps
+    # every other; a template error still shows with its place.
     page.goto(preview.url + "index.html")
     expect(page.locator("h1")).to_be_visible()
     index = project / "templates" / "index.html"
@@ -142,7 +142,7 @@ def test_an_overview_edit_reloads_the_open_page_from_its_record(
     index.write_text(original.replace("</h1>", "</h1>" + counted, 1))
     expect(page.locator("main")).to_contain_text("3 sets, saved twice.", timeout=WAIT_MS)
     log = preview.log.getvalue()  # type: ignore[attr-defined]
-    assert "rendered index.html from a record" in log
+    assert "unchanged pages" in log.splitlines()[-1]
 
     index.write_text(original.replace("</h1>", "</h1>{{ report.sets | length }</p>", 1))
     overlay = page.locator("#reportgen-build-error")
@@ -314,8 +314,8 @@ def test_a_save_during_a_rebuild_is_built_after_it(
     preview, _, runs = small
     build_once = preview._build
 
-    def build_then_save(retired: list[Path] | None = None) -> None:
-        build_once(retired)
+    def build_then_save() -> None:
+        build_once()
         runs.write_text(runs.read_text() + '{"task": "late", "passed": true}\n')
 
     preview._build = build_then_save  # type: ignore[method-assign]
@@ -349,7 +349,7 @@ def test_a_bug_or_a_failing_new_folder_does_not_end_or_strand_the_preview(
     preview, configs, runs = small
     build_once = preview._build
 
-    def crash(retired: list[Path] | None = None) -> None:
+    def crash() -> None:
         raise RuntimeError("a bug")
 
     preview._build = crash  # type: ignore[method-assign]

@@ -8,8 +8,6 @@ import io
 import json
 import os
 import re
-import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -23,7 +21,6 @@ from reportgen.config import Config
 from reportgen.readers import Source
 from reportgen.website import render as render_module
 from reportgen.website import theme as theme_module
-from reportgen.website import write as write_module
 from reportgen.website.theme import package_folder
 from reportgen.website.write import MARKER
 
@@ -697,105 +694,11 @@ def _beside(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".site."))
 
 
-def _is_remover(argv: list[str]) -> bool:
-    return argv[1:3] == ["-c", write_module._REMOVER]
-
-
-def _spy_on_removers(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], dict[str, object]]]:
-    """The removing processes started: (argv, options), each waited for to end."""
-    started: list[tuple[list[str], dict[str, object]]] = []
-    real = subprocess.Popen
-
-    def spy(argv: list[str], **options: object) -> subprocess.Popen[bytes]:
-        process = real(argv, **options)  # type: ignore[call-overload]
-        if _is_remover(argv):  # not the chart engine
-            started.append((argv, options))
-            assert process.wait(timeout=120) == 0
-        return process
-
-    monkeypatch.setattr(write_module.subprocess, "Popen", spy)
-    return started
-
-
-@pytest.mark.slow
-def test_a_large_previous_site_is_removed_by_a_process_of_its_own(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_previous_site_is_removed_before_the_command_returns(tmp_path: Path) -> None:
     site, _ = _previous_site(tmp_path)
-    started = _spy_on_removers(monkeypatch)
-    monkeypatch.setattr(write_module, "BACKGROUND_REMOVAL_FILES", 1)
-    config = str(ROOT / "example/reportgen.yaml")
-    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
-    ((argv, options),) = started
-    # The previous site, moved aside, in a session of its own (a Ctrl-C meant for
-    # the terminal's next command does not reach it).
-    assert [Path(a).name.startswith(".site.old-") for a in argv[3:]] == [True]
-    assert options["start_new_session"] is True
-    assert _beside(tmp_path) == []
-    assert tree(site) == tree(build_example(tmp_path / "fresh"))
-
-
-def test_a_small_previous_site_is_removed_before_the_command_returns(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site, _ = _previous_site(tmp_path)
-    started = _spy_on_removers(monkeypatch)
-    config = str(ROOT / "example/reportgen.yaml")
-    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
-    assert started == []
-    assert _beside(tmp_path) == []
-
-
-@pytest.mark.slow
-def test_a_remover_that_cannot_start_leaves_the_removal_to_the_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site, _ = _previous_site(tmp_path)
-
-    real = subprocess.Popen
-
-    def no_process(argv: list[str], **options: object) -> subprocess.Popen[bytes]:
-        if _is_remover(argv):
-            raise OSError("no more processes")
-        return real(argv, **options)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(write_module.subprocess, "Popen", no_process)
-    monkeypatch.setattr(write_module, "BACKGROUND_REMOVAL_FILES", 1)
     config = str(ROOT / "example/reportgen.yaml")
     assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
     assert _beside(tmp_path) == []
-
-
-@pytest.mark.slow
-def test_a_previous_site_whose_remover_stopped_is_removed_by_a_later_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    site, _ = _previous_site(tmp_path)
-    left = tmp_path / ".site.old-k2j4h5g6"
-    shutil.copytree(site, left)
-    # Look-alikes that are not folders reportgen moved aside stay.
-    (tmp_path / ".site.old-file").write_text("not a folder")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (elsewhere / "keep.txt").write_text("kept")
-    (tmp_path / ".site.old-link").symlink_to(elsewhere)
-    (tmp_path / ".other.old-x").mkdir()  # another output's
-    (tmp_path / ".site.old-backup").mkdir()  # not a name reportgen makes
-    # Just left: its remover may still be at work.
-    assert write_module.abandoned_sites(site) == []
-    monkeypatch.setattr(write_module, "ABANDONED_SECONDS", -1)
-    assert write_module.abandoned_sites(site) == [left]
-    # Through a link to the output, beside the folder it points to.
-    (tmp_path / "link").symlink_to(site)
-    assert write_module.abandoned_sites(tmp_path / "link") == [left]
-    assert write_module.abandoned_sites(tmp_path / "elsewhere" / ".." / "site") == [left]
-    started = _spy_on_removers(monkeypatch)
-    config = str(ROOT / "example/reportgen.yaml")
-    assert run_cli(["build", "--config", config, "-o", str(site), "--no-cache"]) == 0
-    assert len(started) == 1
-    assert _beside(tmp_path) == [".site.old-backup", ".site.old-file", ".site.old-link"]
-    assert (elsewhere / "keep.txt").read_text() == "kept"
-    assert (tmp_path / ".other.old-x").is_dir()
 
 
 def test_refuses_to_replace_a_folder_it_did_not_write(
@@ -992,7 +895,7 @@ def test_template_change_reuses_inputs_and_charts_and_matches_a_clean_build(
     # In one process the report itself is kept (as `serve` does); from the command
     # line the parsed inputs come from the cache. Only 404.html is made again.
     assert f"14 charts and {pages - 1} unchanged pages from the cache" in note
-    assert "parsed inputs" in note or "the report of the previous build" in note
+    assert "parsed inputs" in note
     clean = tmp_path / "clean"
     _cli_build(clean, "--templates", str(theme), "--no-cache")
     assert tree(site) == tree(clean)
@@ -1001,8 +904,7 @@ def test_template_change_reuses_inputs_and_charts_and_matches_a_clean_build(
 def test_charts_are_drawn_again_when_the_drawing_code_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reportgen import build as build_module
-    from reportgen.website.charts import drawing_key
+    from reportgen import code
 
     site = tmp_path / "site"
     _cli_build(site)
@@ -1011,7 +913,8 @@ def test_charts_are_drawn_again_when_the_drawing_code_changes(
     (theme / "404.html").write_text("gone")
     assert "14 charts" in _cli_build(site, "--templates", str(theme))
     # chart.py edited, or vl-convert upgraded: the cached SVGs are not reused.
-    monkeypatch.setattr(build_module, "drawing_key", lambda: drawing_key() + "-changed")
+    identity = code.identity()
+    monkeypatch.setattr(code, "identity", lambda: identity + "-changed")
     (theme / "404.html").write_text("gone again")
     assert not re.search(r"\d+ charts", _cli_build(site, "--templates", str(theme)))
 

@@ -6,33 +6,12 @@ all come from the cache does not import Altair.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..report import Report
-
-
-@functools.cache
-def drawing_key() -> str:
-    """What a chart's SVG depends on besides the report: the code that draws and
-    finishes it, the chart engine's font configuration and the versions of Altair
-    and vl-convert. Part of the charts' cache key, so that a changed chart.py or an
-    upgraded vl-convert draws them again."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name in ("chart.py", "chart_engine.py", "fontconfig/fonts.conf"):
-        digest.update((Path(__file__).parent / name).read_bytes())
-    for package in ("altair", "vl-convert-python"):
-        try:
-            digest.update(f"{package} {metadata.version(package)}".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{package} missing".encode())
-    return digest.hexdigest()
 
 
 @dataclass

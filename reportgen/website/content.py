@@ -73,7 +73,6 @@ from ..stats.task_tests import (
     smallest_p_lower,
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
-from . import precompiled
 from .theme import package_folder
 
 if TYPE_CHECKING:
@@ -267,8 +266,7 @@ def _compiled(body: str) -> jinja2.Template:
     every edit elsewhere. A page that is not the package's own is compiled in Jinja's
     sandbox (see theme.environment)."""
     env = content_environment(sandboxed=body not in _package_bodies())
-    made = precompiled.template(env, None, body, None, env.make_globals(None))
-    return made if made is not None else env.from_string(body)
+    return env.from_string(body)
 
 
 @functools.cache

@@ -2,18 +2,16 @@
 rendered in, and the keys that tell whether a template changed.
 
 Templates are looked up in the user's folder first, then in the built-in theme
-(Pelican's ChoiceLoader habit); content pages likewise, file by file. This
-module needs no numpy and no report: a rebuild from records (build._replayed)
-uses it without loading the statistics.
+(Pelican's ChoiceLoader habit); content pages likewise, file by file.
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
@@ -25,10 +23,10 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from .. import __version__
 from ..errors import UserError
+from ..keys import key
 from ..numbers import fixed, p_value, percent, percent1, signed, signed_bracket
 from ..stats.plain import COVERAGE_NAMES
 from ..terminal import isolate_bidi, plain_warning
-from . import precompiled
 
 
 def package_folder(name: str) -> Path:
@@ -142,23 +140,7 @@ def _table_label(before: str, number: int) -> str:
 
 
 class _TextLoader(jinja2.FileSystemLoader):
-    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named.
-
-    A template the package ships compiled ahead of time (precompiled.py) is taken
-    from there when its text and the environment are exactly those it was made from.
-    """
-
-    def load(
-        self,
-        environment: jinja2.Environment,
-        name: str,
-        globals: MutableMapping[str, Any] | None = None,
-    ) -> jinja2.Template:
-        source, filename, uptodate = self.get_source(environment, name)
-        made = precompiled.template(
-            environment, name, source, filename, {} if globals is None else globals, uptodate
-        )
-        return made if made is not None else super().load(environment, name, globals)
+    """A folder of templates; a file that is not UTF-8 text is the user's mistake, named."""
 
     def get_source(
         self, environment: jinja2.Environment, template: str
@@ -173,25 +155,23 @@ class _TextLoader(jinja2.FileSystemLoader):
             ) from None
 
 
-def environment(theme: Theme, kind: type[jinja2.Environment] | None = None) -> jinja2.Environment:
-    """The pages' Jinja environment (`kind`: replay.ReplayEnvironment for records).
+def environment(theme: Theme) -> jinja2.Environment:
+    """The pages' Jinja environment.
 
     A theme with templates of the user's own gets Jinja's sandbox: a template from a
     pull request's config folder must not reach Python's internals
     (`cycler.__init__.__globals__.os`) and run commands as the build's user. The
     package's own templates are trusted, and rendered without the sandbox's checks."""
-    if kind is None:
-        kind = (
-            jinja2.Environment
-            if theme.templates == [package_folder("templates")]
-            else (SandboxedEnvironment)
-        )
+    kind = (
+        jinja2.Environment
+        if theme.templates == [package_folder("templates")]
+        else SandboxedEnvironment
+    )
     env = kind(
         loader=jinja2.ChoiceLoader([_TextLoader(str(p)) for p in theme.templates]),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         auto_reload=False,  # one build reads each template once; no stat per page
-        bytecode_cache=_COMPILED.setdefault(kind, _MemoryBytecode()),
         trim_blocks=True,
         lstrip_blocks=True,
         optimized=False,  # as content.py's: compile time matters more than folding
@@ -213,60 +193,16 @@ def environment(theme: Theme, kind: type[jinja2.Environment] | None = None) -> j
     return env
 
 
-class _MemoryBytecode(jinja2.BytecodeCache):
-    """Compiled templates kept in this process's memory, by template and source hash.
-
-    Jinja checks the source's checksum before using a bucket, so after an edit
-    only the edited template is compiled again (`serve` rebuilds). Nothing is
-    written to or read from disk.
-    """
-
-    def __init__(self) -> None:
-        self.code: dict[str, bytes] = {}
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        data = self.code.get(bucket.key)
-        if data is not None:
-            bucket.bytecode_from_string(data)
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        self.code[bucket.key] = bucket.bytecode_to_string()
+@functools.lru_cache(maxsize=256)
+def _references(env: jinja2.Environment, source: str) -> tuple[str | None, ...]:
+    """The templates a source names (None for a name known only at run time): base.html
+    is in every page's closure, parsed once."""
+    return tuple(jinja2.meta.find_referenced_templates(env.parse(source)))
 
 
-#: By kind of environment: the sandbox compiles templates to other code (its calls
-#: go through the environment).
-_COMPILED: dict[type[jinja2.Environment], _MemoryBytecode] = {}
-
-
-#: Which tasks get a page of their own: ("all", 0), ("flaky", 0), ("worst", N), ("none", 0).
-TaskPages = tuple[str, int]
-
-
-@dataclass(frozen=True)
-class SiteOptions:
-    base_path: str = "/"
-    base_url: str | None = None
-    #: A build date to print, from SOURCE_DATE_EPOCH; None keeps pages date-free.
-    build_date: str | None = None
-    task_pages: TaskPages = ("all", 0)
-    #: The umask the files are written under: part of every page's key, since a page
-    #: kept from a build under another umask would keep that build's permissions.
-    umask: int = 0o022
-
-
-#: The templates a template's source names (None for a name known only at run
-#: time), by source: base.html is in every page's closure, parsed once.
-_REFERENCES: dict[str, list[str | None]] = {}
-
-
-def template_key(
-    env: jinja2.Environment, name: str, known: Mapping[str, list[str | None]] | None = None
-) -> str | None:
+def template_key(env: jinja2.Environment, name: str) -> str | None:
     """A hash of a template and every template it extends, includes or imports; None
-    when one of them cannot be read or parsed (its pages are then always rendered).
-
-    `known`: the templates a source names, by source_digest, as an earlier build
-    found them (a source not in it is parsed)."""
+    when one of them cannot be read or parsed (its pages are then always rendered)."""
     seen: dict[str, str] = {}
     todo = [name]
     while todo:
@@ -275,37 +211,15 @@ def template_key(
             continue
         try:
             source = env.loader.get_source(env, current)[0]  # type: ignore[union-attr]
-            referenced = _REFERENCES.get(source)
-            if referenced is None and known is not None:
-                referenced = known.get(source_digest(source))
-            if referenced is None:
-                if len(_REFERENCES) > 256:  # `serve` after many edits
-                    _REFERENCES.clear()
-                parsed = env.parse(source)
-                referenced = _REFERENCES[source] = list(
-                    jinja2.meta.find_referenced_templates(parsed)
-                )
+            referenced = _references(env, source)
         except jinja2.TemplateError:
             # A template that cannot be read here (a syntax error, which rendering
             # reports with its place, or an include that is never reached and does
             # not exist): its pages are always rendered, never kept.
             return None
         seen[current] = source
-        if any(ref is None for ref in referenced):
+        if None in referenced:
             # A template named at run time: depend on every template there is.
             todo.extend(env.list_templates(extensions=["html"]))
         todo.extend(ref for ref in referenced if ref is not None)
-    return digest(sorted(seen.items()))
-
-
-def source_digest(source: str) -> str:
-    return hashlib.blake2b(source.encode("utf-8"), digest_size=16).hexdigest()
-
-
-def template_references() -> dict[str, list[str | None]]:
-    """The templates each source parsed in this process names, by source_digest."""
-    return {source_digest(source): refs for source, refs in _REFERENCES.items()}
-
-
-def digest(*parts: Any) -> str:
-    return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
+    return key(sorted(seen.items()))
