@@ -393,7 +393,8 @@ def test_a_set_template_reading_every_sets_trend_is_never_stale(
     every_trend = (
         "{% if history is defined %}{% for id, points in history.trends.items() %}"
         "<p class=every>{{ id }} {{ points[-1].plugin.estimate }}</p>{% endfor %}{% endif %}"
-        "<p class=own>{{ trend[-1].plugin.estimate }} {{ trend[-1].tasks }}</p>"
+        "{% if trend is defined %}<p class=own>{{ trend[-1].plugin.estimate }} "
+        "{{ trend[-1].tasks }}</p>{% endif %}"
     )
     path.write_text(path.read_text().replace("{% block main %}", "{% block main %}" + every_trend))
     config_path = project / "reportgen.yaml"
