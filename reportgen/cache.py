@@ -21,7 +21,6 @@ as unpickling could, and a damaged or foreign entry is ignored and rebuilt.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import html
 import os
@@ -34,9 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
 import orjson
 
-from .counts import EXCLUDED, PASS, ResultSet, TaskCounts
+from .counts import EXCLUDED, PASS, TaskCounts
 from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded, side_files
@@ -203,46 +203,51 @@ class Cache:
         self.folder = place.parent.resolve() / CACHE_DIR / place.name
         self.enabled = enabled
         #: The inputs' digests: those the last build took, and this build's.
-        self.digests = KnownDigests(self._get("digests", "last", _digests_from_json))
+        stored = self._get("digests", "last", _StoredDigests, _check_digests)
+        self.digests = KnownDigests(
+            {name: (tuple(entry[:5]), entry[5], entry[6]) for name, entry in stored.items()}  # type: ignore[misc]
+            if stored is not None
+            else None
+        )
         #: What was taken from the cache, in words ("parsed inputs", "3 charts").
         self.reused: list[str] = []
 
     # -- the kinds of entry
 
     def get_inputs(self, entry: str) -> Loaded | None:
-        loaded = self._get("inputs", entry, _loaded_from_json)
+        loaded = self._get("inputs", entry, Loaded, _check_loaded)
         if loaded is not None:
             self.reused.append("parsed inputs")
         return loaded
 
     def put_inputs(self, entry: str, loaded: Loaded) -> None:
-        self._put("inputs", entry, _loaded_to_json(loaded))
+        self._put("inputs", entry, loaded)
 
     def get_charts(self, entry: str) -> SiteCharts | None:
-        return self._get("charts", entry, _charts_from_json)
+        return self._get("charts", entry, SiteCharts, _check_charts)
 
     def put_charts(self, entry: str, charts: SiteCharts) -> None:
-        self._put("charts", entry, _charts_to_json(charts))
+        self._put("charts", entry, _without_specs(charts))
 
     def get_site(self, entry: str) -> SiteState | None:
-        return self._get("site", entry, _site_from_json)
+        return self._get("site", entry, SiteState, _check_site)
 
     def put_site(self, entry: str, state: SiteState) -> None:
-        self._put("site", entry, _site_to_json(state))
+        self._put("site", entry, state)
 
     def put_digests(self) -> None:
         known = self.digests
         if known.taken != known.recorded:
-            self._put(
-                "digests",
-                "last",
-                {name: [*stamp, at, digest] for name, (stamp, at, digest) in known.taken.items()},
-            )
+            stored = {
+                name: (*stamp, at, digest) for name, (stamp, at, digest) in known.taken.items()
+            }
+            self._put("digests", "last", stored)
 
     def get_results(self) -> Results:
         from .results import Results, results_from_json  # numpy: only for a full build
 
-        return Results(self._get("results", "last", results_from_json), keep=self.enabled)
+        stored = self._get("results", "last", dict[str, Any], results_from_json)
+        return Results(stored, keep=self.enabled)
 
     def put_results(self, results: Results) -> None:
         if results.reused:
@@ -251,10 +256,10 @@ class Cache:
             self._put("results", "last", results.used)
 
     def get_pages(self) -> PageKeys | None:
-        return self._get("pages", "last", _pages_from_json)
+        return self._get("pages", "last", PageKeys, _check_pages)
 
     def put_pages(self, pages: PageKeys) -> None:
-        self._put("pages", "last", {path: list(entry) for path, entry in pages.items()})
+        self._put("pages", "last", pages)
 
     # -- files
 
@@ -263,32 +268,37 @@ class Cache:
         # pruning of old entries) anywhere: such a cache is not used at all.
         return self.enabled and not any(p.is_symlink() for p in (self.folder.parent, self.folder))
 
-    def _get(self, kind: str, entry: str, decode: Callable[[Any], T]) -> T | None:
+    def _get(self, kind: str, entry: str, shape: type[T], check: Callable[[T], object]) -> T | None:
+        """The entry decoded as `shape` (msgspec checks every field's type: no bool
+        for an int, no float for an int, no missing or unknown field) and passed
+        by `check` (what the types cannot say); None for anything else."""
         if not self._usable():
             return None
         raw = _read_regular(self.folder / f"{kind}-{entry}{_SUFFIX}")
         if raw is None:
             return None
         try:
-            return decode(orjson.loads(raw))
-        except (orjson.JSONDecodeError, Damaged, KeyError, TypeError, ValueError):
-            # Damaged, foreign or from another version (results.Unfit is a ValueError
-            # too): the piece is made again.
+            value = msgspec.json.decode(raw, type=shape)
+            check(value)
+        except (msgspec.MsgspecError, ValueError, RecursionError):
+            # Damaged, foreign or from another version (Damaged and results.Unfit are
+            # ValueErrors too): the piece is made again.
             return None
+        return value
 
     def _put(self, kind: str, entry: str, value: Any) -> None:
         if not self._usable():
             return
         path = self.folder / f"{kind}-{entry}{_SUFFIX}"
         try:
-            data = orjson.dumps(value)
+            data = msgspec.json.encode(value)
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp, path)
             self._prune(kind)
-        except (OSError, TypeError):
+        except (OSError, TypeError, msgspec.MsgspecError):
             pass  # a cache that cannot be written (or text JSON cannot hold) only costs speed
 
     def _prune(self, kind: str) -> None:
@@ -321,139 +331,32 @@ def _read_regular(path: Path) -> bytes | None:
         os.close(fd)
 
 
-# ---------------------------------------------------------------- checked reading
+# ---------------------------------------------------------------- what types cannot say
 
 
-def _of(value: Any, kind: type) -> Any:
-    """`value` if it is of `kind` (bool is not an int here), else Damaged."""
-    if type(value) is kind:  # what JSON gives: checked first, as this runs for every field
-        return value
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise Damaged(f"expected {kind.__name__}, got {type(value).__name__}")
-    return value
-
-
-def _count(value: Any) -> int:
-    number: int = _of(value, int)
-    if number < 0:
-        raise Damaged("a count is negative")
-    return number
-
-
-def _text(value: Any) -> str:
-    text: str = _of(value, str)
-    return text
-
-
-def _optional_text(value: Any) -> str | None:
-    return None if value is None else _text(value)
-
-
-def _list(value: Any) -> list[Any]:
-    items: list[Any] = _of(value, list)
-    return items
-
-
-# ---------------------------------------------------------------- parsed inputs
-
-
-def _loaded_to_json(loaded: Loaded) -> Any:
-    return {
-        "formats": [list(pair) for pair in loaded.formats],
-        "skipped": [list(pair) for pair in loaded.skipped],
-        "result_sets": [
-            {
-                "suite": rs.suite,
-                "model": rs.model,
-                "name": rs.name,
-                "format": rs.format,
-                "sources": rs.sources,
-                "tasks": [_task_to_json(t) for t in rs.tasks],
-                "named_by": rs.named_by,
-                "figures": [[label, value] for label, value in rs.figures],
-            }
-            for rs in loaded.result_sets
-        ],
-    }
-
-
-def _task_to_json(task: TaskCounts) -> Any:
-    return {
-        "id": task.id,
-        "successes": task.successes,
-        "runs": task.runs,
-        "excluded": task.excluded,
-        "category": task.category,
-        # One byte per run: base64 keeps a million runs a compact string.
-        "codes": None if task.codes is None else base64.b64encode(task.codes).decode("ascii"),
-        "urls": [[position, url] for position, url in task.urls.items()],
-        "notes": [[position, note] for position, note in task.notes.items()],
-        "detail": task.detail,
-    }
-
-
-def _loaded_from_json(doc: Any) -> Loaded:
-    formats = []
-    for pair in _list(doc["formats"]):
-        path, name = _list(pair)
-        if name not in FORMATS:
-            raise Damaged(f"unknown format {name!r}")
-        formats.append((_text(path), name))
-    sets = []
-    for item in _list(doc["result_sets"]):
-        if item["format"] not in FORMATS:
-            raise Damaged("unknown format")
-        sets.append(
-            ResultSet(
-                suite=_text(item["suite"]),
-                model=_text(item["model"]),
-                name=_text(item["name"]),
-                format=item["format"],
-                sources=[_text(s) for s in _list(item["sources"])],
-                tasks=[_task_from_json(t) for t in _list(item["tasks"])],
-                named_by=_named_by(item["named_by"]),
-                figures=[_figure(pair) for pair in _list(item["figures"])],
-            )
-        )
-    # What load_sources guarantees to the stages after it.
-    if not sets:
+def _check_loaded(loaded: Loaded) -> None:
+    """What load_sources guarantees to the stages after it, and what a reader accepts."""
+    if not loaded.result_sets:
         raise Damaged("no result sets")
-    for rs in sets:
+    formats = [name for _, name in loaded.formats] + [rs.format for rs in loaded.result_sets]
+    if not set(formats) <= set(FORMATS):
+        raise Damaged("an unknown format")
+    for rs in loaded.result_sets:
         if not rs.evaluated_tasks or len({t.id for t in rs.tasks}) != len(rs.tasks):
             raise Damaged("a result set without evaluated runs, or with a task twice")
-    skipped = []
-    for pair in _list(doc["skipped"]):
-        path, why = _list(pair)
-        skipped.append((_text(path), _text(why)))
-    return Loaded(result_sets=sets, formats=formats, skipped=skipped)
+        if set(rs.named_by) - {"suite", "model"}:
+            raise Damaged("unknown keys in named_by")
+        if not all(0 <= number <= 1 for _, number in rs.figures):
+            raise Damaged("a harness figure outside [0, 1]")
+        for task in rs.tasks:
+            _check_task(task)
 
 
-def _figure(value: Any) -> tuple[str, float]:
-    label, number = _list(value)
-    if not isinstance(number, int | float) or isinstance(number, bool) or not 0 <= number <= 1:
-        raise Damaged("a harness figure outside [0, 1]")
-    return _text(label), float(number)
-
-
-def _named_by(value: Any) -> dict[str, str]:
-    named: dict[str, Any] = _of(value, dict)
-    if set(named) - {"suite", "model"}:
-        raise Damaged("unknown keys in named_by")
-    return {key: _text(text) for key, text in named.items()}
-
-
-def _task_from_json(item: Any) -> TaskCounts:
-    task = TaskCounts(
-        id=_text(item["id"]),
-        successes=_count(item["successes"]),
-        runs=_count(item["runs"]),
-        excluded=_count(item["excluded"]),
-        category=_optional_text(item["category"]),
-    )
-    if task.successes > task.runs:
-        raise Damaged("more successes than runs")
-    if item["codes"] is not None:
-        codes = base64.b64decode(_text(item["codes"]), validate=True)
+def _check_task(task: TaskCounts) -> None:
+    if min(task.successes, task.runs, task.excluded) < 0 or task.successes > task.runs:
+        raise Damaged("a negative count, or more successes than runs")
+    codes = task.codes or b""
+    if task.codes is not None:
         # Only the three outcome codes, and the counts they imply.
         if codes.translate(None, bytes([PASS, 0, EXCLUDED])):
             raise Damaged("unknown run code")
@@ -464,38 +367,27 @@ def _task_from_json(item: Any) -> TaskCounts:
             excluded,
         ):
             raise Damaged("counts disagree with the runs")
-        task.codes = codes
-    for pair in _list(item["urls"]):
-        position, url = _list(pair)
-        # The loader accepts only http(s) links; a cached one must be no different.
-        if _count(position) >= len(task.codes or b"") or not _text(url).lower().startswith(
-            ("http://", "https://")
-        ):
+    # The loader accepts only http(s) links; a cached one must be no different.
+    for position, url in task.urls.items():
+        if not 0 <= position < len(codes) or not url.lower().startswith(("http://", "https://")):
             raise Damaged("bad transcript link")
-        task.urls[position] = url
-    for pair in _list(item["notes"]):
-        position, note = _list(pair)
-        codes = task.codes or b""
-        if _count(position) >= len(codes) or codes[position] != EXCLUDED:
+    for position in task.notes:
+        if not 0 <= position < len(codes) or codes[position] != EXCLUDED:
             raise Damaged("a note on a run that was evaluated")
-        task.notes[position] = _text(note)
-    task.detail = _optional_text(item["detail"])
-    return task
 
 
-# ---------------------------------------------------------------- charts
+def _without_specs(charts: SiteCharts) -> SiteCharts:
+    """The charts as stored: the drawings, not the specs they were drawn from."""
 
+    def drawn(group: list[Chart]) -> list[Chart]:
+        return [Chart(c.id, c.title, c.description, svg=c.svg) for c in group]
 
-def _charts_to_json(charts: SiteCharts) -> Any:
-    def group(items: list[Chart]) -> Any:
-        return [[c.id, c.title, c.description, c.svg] for c in items]
-
-    return {
-        "overview": group(charts.overview),
-        "by_set": {k: group(v) for k, v in charts.by_set.items()},
-        "by_comparison": {k: group(v) for k, v in charts.by_comparison.items()},
-        "by_trend": {k: group(v) for k, v in charts.by_trend.items()},
-    }
+    return SiteCharts(
+        overview=drawn(charts.overview),
+        by_set={k: drawn(v) for k, v in charts.by_set.items()},
+        by_comparison={k: drawn(v) for k, v in charts.by_comparison.items()},
+        by_trend={k: drawn(v) for k, v in charts.by_trend.items()},
+    )
 
 
 # What vl-convert draws, plus what `chart._accessible` adds. Pages include a chart's
@@ -551,74 +443,32 @@ def _inert(text: str) -> bool:
     )
 
 
-def _svg(value: Any) -> str:
-    svg = _text(value)
-    if not svg.startswith("<svg ") or not _inert(svg):
-        raise Damaged("not a chart, or one with an element charts do not use")
-    return svg
-
-
-def _chart_group(value: Any) -> list[Chart]:
-    charts = []
-    for item in _list(value):
-        chart_id, title, description, svg = _list(item)
-        charts.append(Chart(_text(chart_id), _text(title), _text(description), svg=_svg(svg)))
-    return charts
-
-
-def _chart_groups(value: Any) -> dict[str, list[Chart]]:
-    groups: dict[str, Any] = _of(value, dict)
-    return {name: _chart_group(items) for name, items in groups.items()}
-
-
-def _charts_from_json(doc: Any) -> SiteCharts:
-    return SiteCharts(
-        overview=_chart_group(doc["overview"]),
-        by_set=_chart_groups(doc["by_set"]),
-        by_comparison=_chart_groups(doc["by_comparison"]),
-        by_trend=_chart_groups(doc["by_trend"]),
-    )
-
-
-# ---------------------------------------------------------------- the finished site
-
-
-def _site_to_json(state: SiteState) -> Any:
-    return [state.result_sets, list(state.notes), list(state.warnings), state.files]
-
-
-def _site_from_json(doc: Any) -> SiteState:
-    sets, notes, warnings, digest = _list(doc)
-    return SiteState(
-        _count(sets),
-        tuple(_text(n) for n in _list(notes)),
-        tuple(_text(w) for w in _list(warnings)),
-        _text(digest),
-    )
+def _check_charts(charts: SiteCharts) -> None:
+    # Pages include a chart's SVG as it is (and a spec is never stored).
+    for chart in charts.all():
+        if chart.spec is not None or not chart.svg.startswith("<svg ") or not _inert(chart.svg):
+            raise Damaged("not a chart, or one with an element charts do not use")
 
 
 _HASH = re.compile(r"[0-9a-f]{32}")
 
 
-def _pages_from_json(doc: Any) -> PageKeys:
-    pages: dict[str, Any] = _of(doc, dict)
-    result: PageKeys = {}
-    for path, entry in pages.items():
-        page_key, size, mtime = _list(entry)
-        page_key = _text(page_key)
-        if not isinstance(path, str) or not _HASH.fullmatch(page_key):
+def _check_site(state: SiteState) -> None:
+    if state.result_sets < 0 or not _HASH.fullmatch(state.files):
+        raise Damaged("not the state of a site")
+
+
+def _check_pages(pages: PageKeys) -> None:
+    for page_key, size, _ in pages.values():
+        if not _HASH.fullmatch(page_key) or size < 0:
             raise Damaged("a page key is not a hash")
-        result[path] = (page_key, _count(size), _count(mtime))
-    return result
 
 
-def _digests_from_json(doc: Any) -> Digests:
-    entries: dict[str, Any] = _of(doc, dict)
-    result: Digests = {}
-    for name, entry in entries.items():
-        size, mtime, ctime, inode, device, at, digest = _list(entry)
-        if not os.path.isabs(name) or not _HASH.fullmatch(_text(digest)):
+#: Digests as stored: the stamp's five numbers, when the digest was taken, the digest.
+_StoredDigests = dict[str, tuple[int, int, int, int, int, int, str]]
+
+
+def _check_digests(digests: _StoredDigests) -> None:
+    for name, (size, _, _, inode, device, _, digest) in digests.items():
+        if not os.path.isabs(name) or not _HASH.fullmatch(digest) or min(size, inode, device) < 0:
             raise Damaged("not a digest of a file")
-        stamp = (_count(size), _of(mtime, int), _of(ctime, int), _count(inode), _count(device))
-        result[name] = (stamp, _of(at, int), digest)
-    return result

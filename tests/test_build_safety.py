@@ -116,13 +116,13 @@ def _damage_counts(doc: dict) -> dict:
 
 def _damage_svg(doc: dict) -> dict:
     chart = doc["by_set"][next(iter(doc["by_set"]))][0]
-    chart[3] = chart[3].replace("<g", '<g onload="alert(1)"', 1)
+    chart["svg"] = chart["svg"].replace("<g", '<g onload="alert(1)"', 1)
     return doc
 
 
 def _script_svg(doc: dict) -> dict:
     chart = doc["by_set"][next(iter(doc["by_set"]))][0]
-    chart[3] = chart[3].replace("</svg>", "<script>alert(1)</script></svg>")
+    chart["svg"] = chart["svg"].replace("</svg>", "<script>alert(1)</script></svg>")
     return doc
 
 

@@ -213,7 +213,7 @@ def test_damaged_digest_entry_is_ignored(tmp_path: Path, damage: bytes) -> None:
     site = tmp_path / "site"
     build(config_for(results, site))
     digests_entry(site).write_bytes(damage)
-    assert cache_module.Cache(site).get_digests().recorded == {}
+    assert cache_module.Cache(site).digests.recorded == {}
     write_results(results, tasks=5)
     build(config_for(results, site))
     clean = tmp_path / "clean"
