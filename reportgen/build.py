@@ -153,6 +153,7 @@ def build(
     if previous.unchanged:
         if converter is not None:
             converter.close()
+        cache.put_digests()  # the stamps of inputs touched but not changed
         return _kept_whole(config.output, previous, start, progress)
 
     from .website.content_worker import ContentWorker, read_content

@@ -16,7 +16,7 @@ from .check import headline_estimator, read_report
 from .errors import Problems, UserError
 from .numbers import fixed, percent, signed, signed_bracket
 from .readers import Source, flags_without_effect, load_sources
-from .report import unique_slugs
+from .slugs import unique_slugs
 from .stats.compare import Comparison, compare
 from .stats.plain import DEFAULT_CONFIDENCE, counted
 from .stats.planner import Plan

@@ -1,4 +1,4 @@
-"""Page file names for ids (report.slugify, unique_slugs), against a plain reference."""
+"""Page file names for ids (slugs.slugify, unique_slugs), against a plain reference."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reportgen.report import slugify, unique_slugs
+from reportgen.slugs import slugify, unique_slugs
 
 from .conftest import examples
 
