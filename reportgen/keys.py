@@ -43,6 +43,8 @@ def canonical(value: Any) -> str:
     """`value` as JSON with sorted keys; dataclasses, paths, sets, bytes and arrays included.
 
     A float NaN is written as null, as None is: no key mixes the two in one place.
+    An integer must fit in 64 bits (every count, setting and time does); a larger
+    one is a TypeError, as an unknown type is.
     """
     return orjson.dumps(value, default=_plain, option=_OPTIONS).decode("utf-8")
 
