@@ -35,7 +35,7 @@ def run() -> None:
 
     if sys.argv[1:2] == ["build"] and not {"-h", "--help"} & set(sys.argv):
         # The chart engine takes longer to start than the command line takes to
-        # import, so a build starts it first; _run_build takes it over.
+        # import, so a build starts it first; cli/build.py's run takes it over.
         chart_engine.start_early()
     try:
         from .cli import main
