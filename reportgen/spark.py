@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
-from .readers.base import did_you_mean
+from .readers.fields import did_you_mean
 from .sql import RUNS_WITH_VALUE, count_conditions, count_expressions, quote
 
 try:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import UserError
-from .readers.base import unprintable
+from .readers.fields import unprintable
 
 DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
 #: Fields the query uses; run and url are accepted (build's --columns takes them)

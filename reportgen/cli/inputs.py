@@ -145,7 +145,7 @@ def reading(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
 
 
 def _check_name(flag: str, value: str) -> None:
-    from ..readers.base import unprintable
+    from ..readers.fields import unprintable
 
     if not value.strip():
         raise UserError(f"{flag}: empty; leave it out to take the name from the files")
@@ -219,7 +219,7 @@ def _set_site_flags(config: Config, args: argparse.Namespace) -> None:
     """The site's flags over the config's values (only those the command takes and
     that were given): messages then name the flag, not the file."""
     from ..config import NAMING_KEYS
-    from ..readers.base import unprintable
+    from ..readers.fields import unprintable
 
     flags = ("title", "description", "base_url", "base_path", "label")
     for flag in (*flags, "output", "templates", "content", "history"):
@@ -238,7 +238,7 @@ def _set_site_flags(config: Config, args: argparse.Namespace) -> None:
 
 def parse_columns(text: str) -> tuple[tuple[str, str], ...]:
     """--columns task=instance_id,passed=resolved -> (("task", "instance_id"), ...)."""
-    from ..readers.base import did_you_mean, unprintable
+    from ..readers.fields import did_you_mean, unprintable
     from ..readers.table import FIELDS as COLUMN_FIELDS
 
     pairs: list[tuple[str, str]] = []

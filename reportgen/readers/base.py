@@ -25,19 +25,7 @@ from ..counts import (
     TaskCounts,
 )
 from ..errors import Problems
-
-# Loading and field checks that modules outside readers/ (the config, the commands,
-# history, check, sql, spark, the site's content) import from here; they live in
-# documents.py and fields.py.
-from .documents import BadDocument as BadDocument
-from .documents import json_loads as json_loads
-from .documents import jsonl_lines as jsonl_lines
-from .documents import yaml_document as yaml_document
-from .documents import yaml_load as yaml_load
-from .fields import describe as describe
-from .fields import did_you_mean as did_you_mean
-from .fields import key_text as key_text
-from .fields import unprintable as unprintable
+from .fields import unprintable
 
 #: The values of the `errors:` setting (and --errors).
 ERROR_CHOICES = ("exclude", "fail")

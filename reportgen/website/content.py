@@ -47,7 +47,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import UserError
 from ..numbers import bracket, fixed, p_value, percent, percent1, signed_bracket
-from ..readers.base import yaml_load
+from ..readers.documents import yaml_load
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
