@@ -61,9 +61,16 @@ class _Handler(SimpleHTTPRequestHandler):
     """Static files; a missing path under /<prefix>/ gets <prefix>/404.html with status 404."""
 
     prefix = "repo"
+    #: Where each request's (path, status) goes, when a test asks for them.
+    requests: list[tuple[str, int]] | None = None
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # quiet: failures show up in the tests' own assertions
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        if self.requests is not None:
+            status = int(code) if isinstance(code, int) or code.isdigit() else 0
+            self.requests.append((self.path, status))
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         page = Path(self.directory) / self.prefix / "404.html"
@@ -80,13 +87,18 @@ class _Handler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(folder: Path, prefix: str = "repo") -> Iterator[str]:
+def serve(
+    folder: Path, prefix: str = "repo", requests: list[tuple[str, int]] | None = None
+) -> Iterator[str]:
     """Serve `folder` on 127.0.0.1 (a free port) in a thread; yields http://127.0.0.1:PORT.
 
     The site is expected at `folder/prefix`, so it is reached at /prefix/, as a
-    GitHub Pages project site is.
+    GitHub Pages project site is. With `requests`, each request's path and the status
+    it was answered with are appended to it: what the browser asked for, whether or
+    not the page's own events show it (Chromium's icon request, for one).
     """
-    handler = partial(type("Handler", (_Handler,), {"prefix": prefix}), directory=str(folder))
+    attributes = {"prefix": prefix, "requests": requests}
+    handler = partial(type("Handler", (_Handler,), attributes), directory=str(folder))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)

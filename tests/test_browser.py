@@ -9,8 +9,8 @@ link reached by keyboard; the run strip not relying on colour; phone widths
 without sideways scrolling (with screenshots in test-artifacts/screenshots/);
 and printing (with a PDF in test-artifacts/).
 
-`make test` runs one page of each type over HTTP (test_each_type_of_page_opens_cleanly);
-everything else here is marked slow and runs in `make test-all`.
+`make test` runs one page of each type over HTTP (test_each_type_of_page_opens_cleanly)
+and 404.html from disk; everything else here is marked slow and runs in `make test-all`.
 
 Needs Chromium (`apt-get install chromium`) and axe-core (`npm ci`, which both
 make targets run). Without them these tests skip, except in CI (CI=true), where
@@ -57,6 +57,8 @@ TABS = 4
 CRAWL_ARGS = ["--disable-features=RenderDocument,ProactivelySwapBrowsingInstance,BackForwardCache"]
 #: Served for a path that does not exist, at depth, as a static host serves 404.html.
 MISSING = "sets/no-such-set/tasks/no-such-task.html"
+#: And for one at the site's top.
+MISSING_AT_TOP = "no-such-page"
 SCREENSHOTS = ARTIFACTS / "screenshots"
 
 
@@ -185,6 +187,8 @@ PAGE_FACTS = """() => ({
     return {id: figure.id, visible, width: box.width, height: box.height};
   }),
   styled: getComputedStyle(document.body).marginTop === '0px',
+  // Without an icon link a browser asks for /favicon.ico, outside a project site.
+  icon: document.querySelector('link[rel~="icon"]') !== null,
   // Table regions whose table is wider than they are (they scroll sideways).
   wide: [...document.querySelectorAll('.table-wrap')]
     .filter(region => region.scrollWidth > region.clientWidth + 1)
@@ -226,6 +230,7 @@ class Visit:
     styled: bool
     strip: dict[str, Any] | None
     wide: list[str] = field(default_factory=list)
+    icon: bool = True
 
 
 @dataclass
@@ -332,6 +337,7 @@ async def _crawl(browser: AsyncBrowser, site: Site, pages: list[tuple[str, int]]
                 facts["styled"],
                 facts["strip"],
                 facts["wide"],
+                facts["icon"],
             )
             result.charts += [
                 f"{rel}: chart {chart['id']} not visible: {chart}"
@@ -351,14 +357,16 @@ async def _crawl(browser: AsyncBrowser, site: Site, pages: list[tuple[str, int]]
 def crawls(
     request: pytest.FixtureRequest, chromium: str, browser: Browser, local: Site
 ) -> dict[str, Crawl]:
-    # 404.html is only ever served by a web server, for a missing path at any
-    # depth, so its links go through the base path (/ by default) and cannot
-    # work from file://; it is opened over HTTP, at the root and at depth.
+    # 404.html is served by a web server for a missing path at any depth, so its
+    # link goes through the base path (/ by default) and cannot work from file://;
+    # it is crawled over HTTP, as itself and for missing paths at the top and at
+    # depth. From disk it must still be styled: test_404_page_from_disk_is_styled_*.
     with ThreadPoolExecutor(max_workers=2) as pool:
         pages = [(rel, 200) for rel in local.html_pages() if rel != "404.html"]
         file = pool.submit(crawl_site, chromium, local, pages)
         served: Site = request.getfixturevalue("served")  # built while that crawl runs
-        pages = [(rel, 200) for rel in served.html_pages()] + [(MISSING, 404)]
+        missing = [(MISSING, 404), (MISSING_AT_TOP, 404)]
+        pages = [(rel, 200) for rel in served.html_pages()] + missing
         http = pool.submit(crawl_site, chromium, served, pages)
         return {"file": file.result(), "http": http.result()}
 
@@ -392,11 +400,84 @@ def test_each_type_of_page_opens_cleanly(smoke: Crawl, kind: str) -> None:
     rel = typical_pages(smoke.site.folder)[kind]
     [visit] = [v for v in smoke.visits.values() if v.rel == rel]
     assert visit.styled, f"stylesheet not applied on {rel}"
+    assert visit.icon, f"no icon link on {rel}: a browser asks for /favicon.ico"
     if kind in ("overview", "result set"):
         assert visit.charts, f"no chart on {rel}"
     everything = smoke.console + smoke.failed + smoke.outside + smoke.charts
     problems = [problem for problem in everything if problem.startswith(f"{rel}: ")]
     assert not problems, _listing(problems)
+
+
+@pytest.mark.slow
+def test_404_page_served_asks_for_nothing_that_fails(context: BrowserContext, served: Site) -> None:
+    """404.html served for a missing path, at the top and at depth, and as itself: the
+    server is asked for the page alone (its icon and style are inside it), and the
+    console has no error but the page's own 404.
+
+    The server's log is the witness: Chromium's icon request shows in no page event, and
+    none is made at all while requests are routed, as the crawl's are. index.html shows
+    that the log sees icon requests: it links its icon, which is asked for and found."""
+    log: list[tuple[str, int]] = []
+    top = f"/{PREFIX}/"
+    with serve(served.folder.parent, PREFIX, requests=log) as origin:
+        page = context.new_page()
+        now = {"url": "", "status": 200}
+        problems: list[str] = []
+
+        def on_console(message: Any) -> None:
+            at = message.location.get("url")
+            # Chromium logs the deliberate 404 of the missing page itself as an error.
+            if message.type != "error" or (now["status"] == 404 and at == now["url"]):
+                return
+            problems.append(f"{message.text} (at {at})")
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: problems.append(f"uncaught {error}"))
+        page.on("requestfailed", lambda r: problems.append(f"{r.url}: {r.failure}"))
+        visits = [("index.html", 200), ("404.html", 200)]
+        visits += [(MISSING_AT_TOP, 404), (MISSING, 404), ("sets/x/tasks/nothing.html", 404)]
+        asked = {}
+        for rel, status in visits:
+            del log[:]
+            now.update(url=origin + top + rel, status=status)
+            page.goto(now["url"], wait_until="load")
+            page.wait_for_load_state("networkidle")  # the icon is asked for after the load
+            asked[rel] = list(log)
+    assert not problems, _listing(problems)
+    assert (top + "assets/favicon.svg", 200) in asked["index.html"], asked
+    for rel, status in visits[1:]:
+        assert asked[rel] == [(top + rel, status)], asked
+
+
+FROM_DISK = """() => ({
+  font: getComputedStyle(document.body).fontFamily,
+  margin: getComputedStyle(document.body).marginTop,
+  width: getComputedStyle(document.querySelector('main')).maxWidth,
+  icon: (document.querySelector('link[rel~="icon"]') || {}).href || '',
+})"""
+
+
+def test_404_page_from_disk_is_styled_and_requests_nothing(
+    context: BrowserContext, local: Site
+) -> None:
+    """404.html opened from disk: its stylesheet and icon are in the page, so it is
+    styled and asks for nothing (a link through the base path would fail there)."""
+    page = context.new_page()
+    requests: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("requestfailed", lambda r: problems.append(f"{r.url}: {r.failure}"))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(f"uncaught {error}"))
+    url = local.url("404.html")
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")  # the icon is asked for after the load
+    shown = page.evaluate(FROM_DISK)
+    assert "system-ui" in shown["font"], shown
+    assert (shown["margin"], shown["width"]) == ("0px", "1152px"), shown  # body, main: 72rem
+    assert shown["icon"].startswith("data:image/svg+xml,"), shown
+    assert [r for r in requests if not r.startswith("data:")] == [url]
+    assert not problems, problems
 
 
 def _listing(problems: list[str], limit: int = 20) -> str:
@@ -407,11 +488,23 @@ def _listing(problems: list[str], limit: int = 20) -> str:
 @pytest.mark.slow
 def test_every_page_was_opened_and_styled(crawl: Crawl) -> None:
     pages = set(crawl.site.html_pages())
-    expected = pages - {"404.html"} if crawl.site.mode == "file" else pages | {MISSING}
+    missing = {MISSING, MISSING_AT_TOP}
+    expected = pages - {"404.html"} if crawl.site.mode == "file" else pages | missing
     assert {v.rel for v in crawl.visits.values()} == expected
     assert len(expected) > 100
     unstyled = [v.rel for v in crawl.visits.values() if not v.styled]
     assert not unstyled, f"{crawl.site.mode}: stylesheet not applied on {unstyled}"
+
+
+@pytest.mark.slow
+def test_every_page_links_its_icon(crawl: Crawl) -> None:
+    """Served, a page without an icon link makes the browser ask for /favicon.ico, which
+    is outside a project site's folder (and a failed request where nothing is there).
+    The crawl cannot see that request (Chromium asks for no icon while Playwright routes
+    requests), so it checks the link; test_404_page_served_asks_for_nothing_that_fails
+    watches the server."""
+    without = [v.rel for v in crawl.visits.values() if not v.icon]
+    assert not without, f"{crawl.site.mode}: no icon link on {_listing(without)}"
 
 
 @pytest.mark.slow

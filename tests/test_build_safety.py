@@ -476,7 +476,7 @@ def test_base_path_without_trailing_slash_still_joins(tmp_path: Path) -> None:
     results = write_results(tmp_path / "r.jsonl")
     site = tmp_path / "site"
     assert cli("build", str(results), "-o", str(site), "--base-path", "/evals")[0] == 0
-    assert 'href="/evals/assets/style.css"' in (site / "404.html").read_text()
+    assert 'href="/evals/index.html"' in (site / "404.html").read_text()
 
 
 @pytest.mark.parametrize("flag", ["--templates", "--content"])
