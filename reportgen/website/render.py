@@ -38,7 +38,7 @@ from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, w
 from .charts import Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, task_view
 from .content_worker import ContentTexts, content_page, read_content
-from .rows import comparison_table_rows, run_strip, task_table_rows
+from .rows import comparison_table_rows, run_grid, run_strip, task_table_rows
 from .theme import Theme, environment, template_key
 from .write import KEEP, Keep, Written, write_staged
 
@@ -48,6 +48,10 @@ MAX_TASK_PAGES = 20_000
 #: A set page's task table shows at most this many rows (the least reliable);
 #: tasks.csv and report.json keep every task.
 TABLE_ROWS = 500
+#: The run grid draws at most this many runs of each of those tasks (the first, in run
+#: order; a task page shows them all): fifty about fill a desktop window, and 500 rows
+#: of them are 25,000 cells, some 600 kB of HTML.
+GRID_RUNS = 50
 
 
 def task_pages_text(setting: TaskPages) -> str:
@@ -345,6 +349,9 @@ class Renderer:
             trend=self._trend(s),
             task_rows=task_table_rows(s, order[:TABLE_ROWS], self.with_pages[s.id]),
             table_rows=TABLE_ROWS,
+            # The runs of the same tasks as the table, in its order (the forest plot's).
+            grid=run_grid(s, order[:TABLE_ROWS], GRID_RUNS, self.with_pages[s.id]),
+            grid_runs=GRID_RUNS,
             task_pages=len(self.with_pages[s.id]),
             task_pages_setting=task_pages_text(self.settings.task_pages),
             charts=charts,

@@ -1,12 +1,13 @@
 """HTML fragments built in Python rather than in template loops: the task and
-comparison table rows and a task's run strip. A suite of ten thousand tasks makes
-a ten-thousand-row table; as an f-string a row costs a few microseconds, as
-template code about a hundred times more.
+comparison table rows, a task's run strip and a set's run grid. A suite of ten
+thousand tasks makes a ten-thousand-row table; as an f-string a row costs a few
+microseconds, as template code about a hundred times more.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -161,3 +162,100 @@ def run_strip(task: TaskCounts) -> Markup:
             f'<span class="sr"> run {i + 1} {label}, transcript</span></a></li>'
         )
     return Markup("".join(parts))
+
+
+# Pass and fail carry their symbol alone (the grid's caption spells them out, and each
+# column is headed by its run number): a word for each of 50,000 cells would double
+# the page. An excluded run, rare, says so in words, with its reason where known.
+_GRID_CELLS = {
+    PASS: '<td class="p">✓</td>',
+    FAIL: '<td class="f">✗</td>',
+    EXCLUDED: '<td class="x">–<span class="sr"> not evaluated</span></td>',
+}
+
+
+@dataclass(frozen=True)
+class RunGrid:
+    """A result set's task × run grid: the <thead> and <tbody> of its table, and what
+    the page says around it."""
+
+    head: Markup
+    body: Markup
+    #: Run columns drawn (at most max_runs).
+    runs: int
+    #: Rows shown, and how many of them were given as counts only (no cells).
+    rows: int
+    counts_only: int
+    #: Rows with more runs than max_runs, cut to their first max_runs.
+    capped: int
+    #: Whether any task of the set kept its run order; without, the page draws no grid.
+    ordered: bool
+
+
+def _grid_cells(task: TaskCounts, codes: bytes) -> str:
+    if not task.notes:
+        return "".join(map(_GRID_CELLS.__getitem__, codes))
+    cells = []
+    for i, code in enumerate(codes):
+        note = task.notes.get(i) if code == EXCLUDED else None
+        if note is None:
+            cells.append(_GRID_CELLS[code])
+        else:
+            reason = escape(note)
+            cells.append(
+                f'<td class="x" title="run {i + 1}: {reason}">–'
+                f'<span class="sr"> not evaluated: {reason}</span></td>'
+            )
+    return "".join(cells)
+
+
+def run_grid(
+    s: SetReport, order: list[int], max_runs: int, pages: Collection[int] | None = None
+) -> RunGrid:
+    """One row per task of `order`, one cell per run in run order (the first `max_runs`):
+    ✓ passed, ✗ failed, – not evaluated (its reason in a title). A task given as counts
+    only says so in its row. Built here, not in a template loop, as the table rows are."""
+    tasks = [s.tasks[i] for i in order]
+    longest = max((len(t.codes) for t in tasks if t.codes is not None), default=0)
+    runs = min(longest, max_runs)
+    more = longest > max_runs
+    width = max(runs + int(more), 1)  # the cells' columns, the "more" one included
+    head = ['<tr><th scope="col">Task</th>']
+    head.extend(f'<th scope="col">{r}</th>' for r in range(1, runs + 1))
+    if more:
+        head.append('<th scope="col" class="more">more</th>')
+    head.append("</tr>")
+    rows = []
+    counts_only = capped = 0
+    for i, task in zip(order, tasks, strict=True):
+        page = f"tasks/{s.task_slugs[i]}.html" if pages is None or i in pages else None
+        name = escape(task.id) if page is None else f'<a href="{page}">{escape(task.id)}</a>'
+        if task.codes is None:
+            counts_only += 1
+            excluded = f", {task.excluded} not evaluated" if task.excluded else ""
+            cells = (
+                f'<td class="counts-only" colspan="{width}">counts only: {task.successes} of '
+                f"{task.runs} passed{excluded}; no run order</td>"
+            )
+        else:
+            codes = task.codes[:max_runs]
+            cells = _grid_cells(task, codes)
+            if len(task.codes) > max_runs:
+                capped += 1
+                left = f'+{len(task.codes) - max_runs:,}<span class="sr"> more runs</span>'
+                if page is not None:  # where every run is shown
+                    left = f'<a href="{page}" title="every run of {escape(task.id)}">{left}</a>'
+                cells += f'<td class="more">{left}</td>'
+            elif len(codes) < width:
+                span = width - len(codes)
+                cells += f'<td colspan="{span}"></td>' if span > 1 else "<td></td>"
+        rows.append(f'<tr><th scope="row">{name}</th>{cells}</tr>\n')
+    return RunGrid(
+        head=Markup("".join(head)),
+        body=Markup("".join(rows)),
+        runs=runs,
+        rows=len(tasks),
+        counts_only=counts_only,
+        capped=capped,
+        ordered=any(t.codes is not None for t in s.tasks),
+    )
