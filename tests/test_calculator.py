@@ -20,11 +20,13 @@ from __future__ import annotations
 import json
 import random
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -523,6 +525,56 @@ def test_state_comes_from_and_goes_to_the_address(context: BrowserContext, serve
     page.goto(served + "calculator.html?suite=1/1&k=3")
     caption = page.inner_text("#suite-result caption")
     assert caption.startswith("reliability@3 over 1 task, ") and "1 tasks" not in caption
+
+
+@pytest.mark.slow
+def test_the_terminal_line_is_the_whole_command(browser: Browser, example_site: Path) -> None:
+    """The suite's command lists every task, however many (it stopped at 20 with an
+    ellipsis once): selected by a triple click, it runs and gives the page's numbers. On a
+    phone it wraps or scrolls inside its box, never the page."""
+    rng = random.Random(3)
+    suite = " ".join(f"{rng.randint(0, 20)}/20" for _ in range(300))
+    command = f"reportgen estimate --suite {suite} -k 3 --confidence 0.9"
+    ctx = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        watched = Watched(page)
+        page.goto(file_url(example_site, "?" + urlencode({"suite": suite, "k": 3, "level": 0.9})))
+        box = page.locator("#suite-result pre.command")
+        assert box.inner_text() == command
+        box.click(click_count=3)
+        assert page.evaluate("() => getSelection().toString()").strip() == command
+        printed = cli(*shlex.split(command)[1:], "--no-coverage", "--format", "json")
+        shown = read_cells(page, "suite-result")
+        for name in ("plugin", "unbiased"):
+            assert shown[f"{name}.estimate"] == pytest.approx(
+                printed["reliability_at_k"][name]["estimate"], abs=TOLERANCE
+            )
+        fits = page.evaluate(
+            """() => {
+              const box = document.querySelector('#suite-result pre.command');
+              const page = document.documentElement;
+              return {page: page.scrollWidth <= page.clientWidth,
+                      box: box.scrollWidth <= box.clientWidth + 1,
+                      right: box.getBoundingClientRect().right <= page.clientWidth,
+                      scrolls: box.scrollHeight > box.clientHeight,
+                      // No word is cut across two lines (--runs once was, after its dashes).
+                      words: (words => words.length > 300
+                        && words.every(word => word.getClientRects().length === 1))(
+                        [...document.querySelectorAll('pre.command .word')])}
+            }"""
+        )
+        expected = {"page": True, "box": True, "right": True, "scrolls": True, "words": True}
+        assert fits == expected, fits
+        # The box a long command scrolls in is reached by the keyboard.
+        assert box.get_attribute("tabindex") == "0"
+        # The task's and the plan's commands are whole too, each in its box.
+        commands = page.eval_on_selector_all("pre.command", "boxes => boxes.map(b => b.innerText)")
+        assert commands[0] == "reportgen estimate --successes 16 --runs 20 -k 3 --confidence 0.95"
+        assert commands[2].startswith("reportgen plan --target-halfwidth 0.05 ")
+        assert not watched.problems, watched.problems
+    finally:
+        ctx.close()
 
 
 @pytest.mark.slow

@@ -496,6 +496,27 @@
     });
   }
 
+  /**
+   * The same numbers from the command line: the whole command, however many tasks it
+   * lists, alone in a box of its own, so that it can be selected (a triple click) and
+   * pasted. It wraps between words (never inside one: a browser would break --runs
+   * after its dashes), and a very long one scrolls inside its box, which the keyboard
+   * can reach.
+   */
+  function terminal(command) {
+    var words = [];
+    command.split(" ").forEach(function (word, i) {
+      if (i) {
+        words.push(" ");
+      }
+      words.push(el("span", { class: "word" }, [word]));
+    });
+    return el("div", { class: "terminal" }, [
+      el("p", { class: "meta" }, ["In a terminal:"]),
+      el("pre", { class: "command", tabindex: "0" }, [el("code", {}, words)]),
+    ]);
+  }
+
   function falling(top, k) {
     var parts = [];
     for (var i = 0; i < Math.min(k, top + 1); i++) {
@@ -547,9 +568,7 @@
     nodes.push(el("ol", { class: "calc" }, steps.map(function (s) {
       return el("li", {}, [s]);
     })));
-    nodes.push(el("p", { class: "meta" }, ["In a terminal: ", el("code", {}, [
-      "reportgen estimate --successes " + c + " --runs " + n + " -k " + k + " --confidence " + level,
-    ])]));
+    nodes.push(terminal("reportgen estimate --successes " + c + " --runs " + n + " -k " + k + " --confidence " + level));
     return nodes;
   }
 
@@ -610,12 +629,10 @@
     notes.forEach(function (text) {
       nodes.push(el("p", { class: "note" }, [text]));
     });
-    var list = pairs.slice(0, 20).map(function (p) {
+    var list = pairs.map(function (p) {
       return p[0] + "/" + p[1];
     }).join(" ");
-    nodes.push(el("p", { class: "meta" }, ["In a terminal: ", el("code", {}, [
-      "reportgen estimate --suite " + list + (pairs.length > 20 ? " \u2026" : "") + " -k " + k + " --confidence " + level,
-    ])]));
+    nodes.push(terminal("reportgen estimate --suite " + list + " -k " + k + " --confidence " + level));
     return nodes;
   }
 
@@ -644,10 +661,8 @@
     if (r.tasks === null || r.runs_per_task === null) {
       nodes.push(el("p", { class: "note" }, ["The target half-width is too small to reach with fewer than 1,000,000,000 runs or tasks."]));
     }
-    nodes.push(el("p", { class: "meta" }, ["In a terminal: ", el("code", {}, [
-      "reportgen plan --target-halfwidth " + target + " --pass-rate " + passRate + " --task-sd " + taskSd +
-        " --correlation " + correlation + (tasks === null ? "" : " --tasks " + tasks) + " --confidence " + level,
-    ])]));
+    nodes.push(terminal("reportgen plan --target-halfwidth " + target + " --pass-rate " + passRate + " --task-sd " + taskSd +
+      " --correlation " + correlation + (tasks === null ? "" : " --tasks " + tasks) + " --confidence " + level));
     return nodes;
   }
 
