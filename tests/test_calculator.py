@@ -527,6 +527,54 @@ def test_state_comes_from_and_goes_to_the_address(context: BrowserContext, serve
     assert caption.startswith("reliability@3 over 1 task, ") and "1 tasks" not in caption
 
 
+def marked(page: Page) -> list[str]:
+    """The fields marked as wrong, in page order."""
+    found: list[str] = page.eval_on_selector_all(
+        "#calculator [aria-invalid='true']", "fields => fields.map(f => f.id)"
+    )
+    return found
+
+
+@pytest.mark.slow
+def test_a_bad_value_in_the_address_marks_its_own_form_only(
+    context: BrowserContext, example_site: Path
+) -> None:
+    """k and level are shared by the forms: from the address they go to the form whose
+    own keys it holds, so a bad one marks that form's field and the others calculate."""
+    page = context.new_page()
+    watched = Watched(page)
+
+    def goto(query: str) -> None:
+        # Until the network is idle: the next address would cancel the icon's request.
+        page.goto(file_url(example_site, query), wait_until="networkidle")
+
+    goto("?" + urlencode({"suite": "16/20 18/20", "k": "0", "level": "0.95"}))
+    assert marked(page) == ["suite-k"]
+    assert "k must be at least 1" in message(page, "suite-k")
+    assert "Fix the marked field" in page.inner_text("#suite-result")
+    assert page.input_value("#task-k") == "3"  # the site's k, untouched
+    for region in ("task-result", "plan-result"):
+        assert read_cells(page, region), region  # they show their results
+    goto("?c=16&n=20&k=x&level=0.95")
+    assert marked(page) == ["task-k"]
+    assert page.input_value("#suite-k") == "3"
+    assert read_cells(page, "suite-result") and read_cells(page, "plan-result")
+    goto("?target=0.05&pass=0.5&sd=0.5&rho=0&level=2")
+    assert marked(page) == ["plan-level"]
+    assert read_cells(page, "task-result") and read_cells(page, "suite-result")
+    # An address for two forms marks both; one with no form's own keys, every form with k.
+    goto("?c=16&n=20&suite=1/2&k=-1")
+    assert marked(page) == ["task-k", "suite-k"]
+    goto("?k=0")
+    assert marked(page) == ["task-k", "suite-k"]
+    assert read_cells(page, "plan-result")
+    # A good address still fills what it is about, and the form calculates.
+    goto("?suite=16/20%2018/20&k=2&level=0.9")
+    assert marked(page) == [] and page.input_value("#suite-k") == "2"
+    assert page.input_value("#task-k") == "3" and page.input_value("#task-level") == "0.95"
+    assert not watched.problems, watched.problems
+
+
 @pytest.mark.slow
 def test_the_terminal_line_is_the_whole_command(browser: Browser, example_site: Path) -> None:
     """The suite's command lists every task, however many (it stopped at 20 with an

@@ -775,7 +775,14 @@
     }
   }
 
-  /** Fill the fields from the address (calculator.html?c=16&n=20&k=3&level=0.95). */
+  /**
+   * Fill the fields from the address (calculator.html?c=16&n=20&k=3&level=0.95).
+   *
+   * k and level are shared by the forms, so they go to the forms the address is about:
+   * the task's for c and n, the suite's for suite, the plan's for its own keys. A bad k
+   * in a suite's link then marks the suite's field alone, not the other forms too. An
+   * address with none of those keys (k or level alone) fills every form with the field.
+   */
   function readAddress() {
     var params = {};
     window.location.search.replace(/^\?/, "").split("&").forEach(function (part) {
@@ -791,16 +798,26 @@
         // A damaged address leaves the field as it was.
       }
     });
-    var map = {
-      c: ["task-c"], n: ["task-n"], k: ["task-k", "suite-k"], level: ["task-level", "suite-level", "plan-level"],
-      suite: ["suite-list"], target: ["plan-target"], pass: ["plan-pass"], sd: ["plan-sd"], rho: ["plan-rho"], tasks: ["plan-tasks"],
-    };
-    Object.keys(map).forEach(function (key) {
-      if (Object.prototype.hasOwnProperty.call(params, key)) {
-        map[key].forEach(function (id) {
-          field(id).value = key === "suite" ? params[key].replace(/\s+/g, "\n") : params[key];
+    var forms = [
+      { own: { c: "task-c", n: "task-n" }, shared: { k: "task-k", level: "task-level" } },
+      { own: { suite: "suite-list" }, shared: { k: "suite-k", level: "suite-level" } },
+      {
+        own: { target: "plan-target", pass: "plan-pass", sd: "plan-sd", rho: "plan-rho", tasks: "plan-tasks" },
+        shared: { level: "plan-level" },
+      },
+    ];
+    function given(key) {
+      return Object.prototype.hasOwnProperty.call(params, key);
+    }
+    var named = forms.filter(function (form) {
+      return Object.keys(form.own).some(given);
+    });
+    (named.length ? named : forms).forEach(function (form) {
+      [form.own, form.shared].forEach(function (fields) {
+        Object.keys(fields).filter(given).forEach(function (key) {
+          field(fields[key]).value = key === "suite" ? params[key].replace(/\s+/g, "\n") : params[key];
         });
-      }
+      });
     });
     return params;
   }
