@@ -831,6 +831,42 @@ def test_phone_and_desktop_screenshots_without_sideways_scrolling(
     assert not overflowing, "scrolls sideways at 390 px:\n" + "\n".join(overflowing)
 
 
+FORMULAS = """() => [...document.querySelectorAll('.prose pre')].map(pre => {
+  const style = getComputedStyle(pre);
+  const inner = pre.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+  return {
+    text: pre.textContent.slice(0, 40),
+    lines: pre.textContent.replace(/\\n$/, '').split('\\n').length,
+    shown: Math.round(inner / parseFloat(style.lineHeight)),
+    scrolls: pre.scrollWidth > pre.clientWidth,
+    right: pre.getBoundingClientRect().right,
+    focusable: pre.tabIndex === 0,
+  };
+})"""
+
+
+@pytest.mark.slow
+def test_formulas_keep_their_lines_on_a_phone(browser: Browser, served: Site) -> None:
+    """At 390 px a formula (a content page's code block) is not wrapped mid-line: each
+    line stays one line, and a wide one scrolls inside its own box, which the keyboard
+    can reach; the page itself does not scroll sideways."""
+    ctx = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    try:
+        page = ctx.new_page()
+        scrolling = 0
+        for rel in ("methodology.html", "faq.html"):
+            page.goto(served.url(rel))
+            width = page.evaluate("() => document.documentElement.clientWidth")
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= width, rel
+            for formula in page.evaluate(FORMULAS):
+                assert formula["shown"] == formula["lines"], (rel, formula)
+                assert formula["right"] <= width and formula["focusable"], (rel, formula)
+                scrolling += formula["scrolls"]
+        assert scrolling, "no formula is wider than a phone: the test shows nothing"
+    finally:
+        ctx.close()
+
+
 CHART_BOXES = """() => [...document.querySelectorAll('.chart-svg')].map(frame => {
   const svg = frame.querySelector('svg');
   const style = getComputedStyle(frame);

@@ -521,6 +521,14 @@ def test_content_tables_mark_their_header_cells_as_column_headers(example_site: 
         assert cells and all('scope="col"' in cell for cell in cells), name
 
 
+def test_content_formulas_are_boxes_a_keyboard_can_scroll(example_site: Path) -> None:
+    """A formula (a code block) scrolls sideways in its own box on a phone, so the box
+    takes focus, as a table's wrapper does; tests/test_browser.py looks at them."""
+    page = (example_site / "methodology.html").read_text(encoding="utf-8")
+    blocks = re.findall(r"<pre\b[^>]*>", page)
+    assert len(blocks) > 3 and all(block == '<pre tabindex="0">' for block in blocks), blocks
+
+
 def test_compare_page_states_both_holm_families(example_site: Path) -> None:
     report = json.loads((example_site / "report.json").read_text(encoding="utf-8"))
     for comparison in report["comparisons"]:

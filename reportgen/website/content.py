@@ -37,7 +37,7 @@ import copy
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -305,8 +305,24 @@ def markdown_parser() -> MarkdownIt:
     """The Markdown parser, made on first use: markdown-it-py takes about 11 ms to
     import, which a rebuild that renders no content page need not pay."""
     from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
 
-    return MarkdownIt("commonmark", {"typographer": False}).enable("table")
+    parser = MarkdownIt("commonmark", {"typographer": False}).enable("table")
+    for name in ("fence", "code_block"):
+        parser.add_render_rule(name, _focusable(getattr(RendererHTML, name)))
+    return parser
+
+
+def _focusable(render: Callable[..., str]) -> Callable[..., str]:
+    """A code block's renderer, with tabindex="0" on its <pre>. The formulas are code
+    blocks: on a phone they scroll sideways in their own box rather than wrap mid-line
+    (style.css), and a box that scrolls must take focus for a keyboard to scroll it,
+    as the tables' wrappers do."""
+
+    def focusable(self: object, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        return render(self, tokens, idx, options, env).replace("<pre", '<pre tabindex="0"', 1)
+
+    return focusable
 
 
 def _heading_id(text: str) -> str:
