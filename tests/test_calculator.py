@@ -620,6 +620,18 @@ def test_the_terminal_line_is_the_whole_command(browser: Browser, example_site: 
         commands = page.eval_on_selector_all("pre.command", "boxes => boxes.map(b => b.innerText)")
         assert commands[0] == "reportgen estimate --successes 16 --runs 20 -k 3 --confidence 0.95"
         assert commands[2].startswith("reportgen plan --target-halfwidth 0.05 ")
+        # The worked examples' three commands keep a line each, scrolling in their box.
+        worked = page.eval_on_selector(
+            "pre.commands",
+            """box => {
+              const style = getComputedStyle(box);
+              const padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
+              return {lines: Math.round((box.clientHeight - padding) / parseFloat(style.lineHeight)),
+                      scrolls: box.scrollWidth > box.clientWidth, focusable: box.tabIndex === 0,
+                      right: box.getBoundingClientRect().right <= innerWidth};
+            }""",
+        )
+        assert worked == {"lines": 3, "scrolls": True, "focusable": True, "right": True}, worked
         assert not watched.problems, watched.problems
     finally:
         ctx.close()
