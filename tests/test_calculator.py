@@ -626,7 +626,8 @@ def test_the_terminal_line_is_the_whole_command(browser: Browser, example_site: 
             """box => {
               const style = getComputedStyle(box);
               const padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
-              return {lines: Math.round((box.clientHeight - padding) / parseFloat(style.lineHeight)),
+              const inner = box.clientHeight - padding;
+              return {lines: Math.round(inner / parseFloat(style.lineHeight)),
                       scrolls: box.scrollWidth > box.clientWidth, focusable: box.tabIndex === 0,
                       right: box.getBoundingClientRect().right <= innerWidth};
             }""",
