@@ -519,6 +519,27 @@ THE SOFTWARE.
     });
   }
 
+  /**
+   * The same numbers from the command line: the whole command, however many tasks it
+   * lists, alone in a box of its own, so that it can be selected (a triple click) and
+   * pasted. It wraps between words (never inside one: a browser would break --runs
+   * after its dashes), and a very long one scrolls inside its box, which the keyboard
+   * can reach.
+   */
+  function terminal(command) {
+    var words = [];
+    command.split(" ").forEach(function (word, i) {
+      if (i) {
+        words.push(" ");
+      }
+      words.push(el("span", { class: "word" }, [word]));
+    });
+    return el("div", { class: "terminal" }, [
+      el("p", { class: "meta" }, ["In a terminal:"]),
+      el("pre", { class: "command", tabindex: "0" }, [el("code", {}, words)]),
+    ]);
+  }
+
   function falling(top, k) {
     var parts = [];
     for (var i = 0; i < Math.min(k, top + 1); i++) {
@@ -570,9 +591,7 @@ THE SOFTWARE.
     nodes.push(el("ol", { class: "calc" }, steps.map(function (s) {
       return el("li", {}, [s]);
     })));
-    nodes.push(el("p", { class: "meta" }, ["In a terminal: ", el("code", {}, [
-      "reportgen estimate --successes " + c + " --runs " + n + " -k " + k + " --confidence " + level,
-    ])]));
+    nodes.push(terminal("reportgen estimate --successes " + c + " --runs " + n + " -k " + k + " --confidence " + level));
     return nodes;
   }
 
@@ -633,12 +652,10 @@ THE SOFTWARE.
     notes.forEach(function (text) {
       nodes.push(el("p", { class: "note" }, [text]));
     });
-    var list = pairs.slice(0, 20).map(function (p) {
+    var list = pairs.map(function (p) {
       return p[0] + "/" + p[1];
     }).join(" ");
-    nodes.push(el("p", { class: "meta" }, ["In a terminal: ", el("code", {}, [
-      "reportgen estimate --suite " + list + (pairs.length > 20 ? " \u2026" : "") + " -k " + k + " --confidence " + level,
-    ])]));
+    nodes.push(terminal("reportgen estimate --suite " + list + " -k " + k + " --confidence " + level));
     return nodes;
   }
 
@@ -667,10 +684,8 @@ THE SOFTWARE.
     if (r.tasks === null || r.runs_per_task === null) {
       nodes.push(el("p", { class: "note" }, ["The target half-width is too small to reach with fewer than 1,000,000,000 runs or tasks."]));
     }
-    nodes.push(el("p", { class: "meta" }, ["In a terminal: ", el("code", {}, [
-      "reportgen plan --target-halfwidth " + target + " --pass-rate " + passRate + " --task-sd " + taskSd +
-        " --correlation " + correlation + (tasks === null ? "" : " --tasks " + tasks) + " --confidence " + level,
-    ])]));
+    nodes.push(terminal("reportgen plan --target-halfwidth " + target + " --pass-rate " + passRate + " --task-sd " + taskSd +
+      " --correlation " + correlation + (tasks === null ? "" : " --tasks " + tasks) + " --confidence " + level));
     return nodes;
   }
 
@@ -783,7 +798,14 @@ THE SOFTWARE.
     }
   }
 
-  /** Fill the fields from the address (calculator.html?c=16&n=20&k=3&level=0.95). */
+  /**
+   * Fill the fields from the address (calculator.html?c=16&n=20&k=3&level=0.95).
+   *
+   * k and level are shared by the forms, so they go to the forms the address is about:
+   * the task's for c and n, the suite's for suite, the plan's for its own keys. A bad k
+   * in a suite's link then marks the suite's field alone, not the other forms too. An
+   * address with none of those keys (k or level alone) fills every form with the field.
+   */
   function readAddress() {
     var params = {};
     window.location.search.replace(/^\?/, "").split("&").forEach(function (part) {
@@ -799,16 +821,26 @@ THE SOFTWARE.
         // A damaged address leaves the field as it was.
       }
     });
-    var map = {
-      c: ["task-c"], n: ["task-n"], k: ["task-k", "suite-k"], level: ["task-level", "suite-level", "plan-level"],
-      suite: ["suite-list"], target: ["plan-target"], pass: ["plan-pass"], sd: ["plan-sd"], rho: ["plan-rho"], tasks: ["plan-tasks"],
-    };
-    Object.keys(map).forEach(function (key) {
-      if (Object.prototype.hasOwnProperty.call(params, key)) {
-        map[key].forEach(function (id) {
-          field(id).value = key === "suite" ? params[key].replace(/\s+/g, "\n") : params[key];
+    var forms = [
+      { own: { c: "task-c", n: "task-n" }, shared: { k: "task-k", level: "task-level" } },
+      { own: { suite: "suite-list" }, shared: { k: "suite-k", level: "suite-level" } },
+      {
+        own: { target: "plan-target", pass: "plan-pass", sd: "plan-sd", rho: "plan-rho", tasks: "plan-tasks" },
+        shared: { level: "plan-level" },
+      },
+    ];
+    function given(key) {
+      return Object.prototype.hasOwnProperty.call(params, key);
+    }
+    var named = forms.filter(function (form) {
+      return Object.keys(form.own).some(given);
+    });
+    (named.length ? named : forms).forEach(function (form) {
+      [form.own, form.shared].forEach(function (fields) {
+        Object.keys(fields).filter(given).forEach(function (key) {
+          field(fields[key]).value = key === "suite" ? params[key].replace(/\s+/g, "\n") : params[key];
         });
-      }
+      });
     });
     return params;
   }
