@@ -380,7 +380,9 @@ def _without_specs(charts: SiteCharts) -> SiteCharts:
     """The charts as stored: the drawings, not the specs they were drawn from."""
 
     def drawn(group: list[Chart]) -> list[Chart]:
-        return [Chart(c.id, c.title, c.description, svg=c.svg) for c in group]
+        return [
+            Chart(c.id, c.title, c.description, svg=c.svg, narrow_svg=c.narrow_svg) for c in group
+        ]
 
     return SiteCharts(
         overview=drawn(charts.overview),
@@ -446,8 +448,9 @@ def _inert(text: str) -> bool:
 def _check_charts(charts: SiteCharts) -> None:
     # Pages include a chart's SVG as it is (and a spec is never stored).
     for chart in charts.all():
-        if chart.spec is not None or not chart.svg.startswith("<svg ") or not _inert(chart.svg):
-            raise Damaged("not a chart, or one with an element charts do not use")
+        for svg in (chart.svg, chart.narrow_svg):
+            if chart.specs or not svg.startswith("<svg ") or not _inert(svg):
+                raise Damaged("not a chart, or one with an element charts do not use")
 
 
 _HASH = re.compile(r"[0-9a-f]{32}")

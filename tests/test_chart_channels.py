@@ -63,7 +63,7 @@ def test_the_example_site_builds_its_charts_without_the_lookup(
 def test_large_suites_charts_are_built_without_the_lookup(
     lookups: list[int], tmp_path: Path
 ) -> None:
-    # Past FOREST_LIMIT tasks a set gets a histogram; past SCATTER_LIMIT the scatter
+    # Past FOREST_ROWS tasks a set gets a histogram; past SCATTER_LIMIT the scatter
     # and the paired chart are binned.
     tasks = chart.SCATTER_LIMIT + 50
     lines = [
@@ -87,4 +87,5 @@ def test_large_suites_charts_are_built_without_the_lookup(
     drawn = chart.begin_charts(report, spy)()  # type: ignore[arg-type]
     assert lookups == [0]
     marks = json.dumps(spy.specs)
-    assert '"bin": "binned"' in marks and len(drawn.all()) == len(spy.specs) >= 5
+    frames = len(chart.FRAMES)
+    assert '"bin": "binned"' in marks and frames * len(drawn.all()) == len(spy.specs) >= 10

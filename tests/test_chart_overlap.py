@@ -259,7 +259,7 @@ def test_a_chart_engine_that_cannot_start_is_a_one_line_error(
 @pytest.mark.parametrize(
     ("head", "expected"),
     [
-        ('<svg width="563" height="151">', 'style="max-width: 732px"'),
+        ('<svg width="560" height="151">', 'style="max-width: 728px"'),
         ('<svg style="background: white" width="100" height="9">', 'style="max-width: 130px; '),
         ('<svg height="151">', None),  # no drawn width: no limit
     ],
@@ -267,7 +267,7 @@ def test_a_chart_engine_that_cannot_start_is_a_one_line_error(
 def test_a_chart_may_grow_only_so_far_past_its_drawn_width(head: str, expected: str | None) -> None:
     from reportgen.website.chart import _accessible
 
-    svg = _accessible("c", "title", "description", head + "<g/></svg>")
+    svg = _accessible("c", "title", "description", head + "<g/></svg>", max_scale=1.3)
     opening = svg[: svg.index(">") + 1]
     assert opening.count(" style=") == (1 if "style" in head or expected else 0)
     if expected is not None:

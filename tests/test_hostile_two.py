@@ -443,8 +443,8 @@ def test_a_chart_the_engine_cannot_draw_names_its_page() -> None:
 
     good = {"mark": "point", "data": {"values": [{"x": 1}]}, "encoding": {"x": {"field": "x"}}}
     charts = SiteCharts(
-        overview=[Chart("o", "Overview", "d", spec=good)],
-        by_set={"alpha": [Chart("f", "Forest", "d", spec={"mark": {"type": "nonsense"}})]},
+        overview=[Chart("o", "Overview", "d", specs=[good])],
+        by_set={"alpha": [Chart("f", "Forest", "d", specs=[{"mark": {"type": "nonsense"}}])]},
         by_comparison={},
         by_trend={},
     )

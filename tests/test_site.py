@@ -954,7 +954,8 @@ def test_changed_input_is_read_again(tmp_path: Path, example_copy: Path) -> None
 
 
 def test_a_large_suite_gets_the_least_reliable_tasks_and_a_distribution(tmp_path: Path) -> None:
-    """Beyond about 100 tasks a forest plot is unreadable: 40 shown, plus a histogram."""
+    """Beyond 60 tasks the forest plot draws the 60 least reliable and says where the
+    others are; a histogram shows all of them."""
     results = tmp_path / "many.jsonl"
     lines = [
         json.dumps({"task": f"t{t:03d}", "passed": (t * 7 + r) % 10 < t % 10})
@@ -966,13 +967,18 @@ def test_a_large_suite_gets_the_least_reliable_tasks_and_a_distribution(tmp_path
     assert run_cli(["build", str(results), "-o", str(site)]) == 0
     report = json.loads((site / "report.json").read_text())
     page = (site / report["result_sets"][0]["page"]).read_text()
-    assert "The 40 least reliable of 150 tasks" in page
+    assert "The 60 least reliable of 150 tasks" in page
     assert 'id="chart-distribution"' in page
     forest = page[page.index('id="chart-forest"') : page.index('id="chart-distribution"')]
+    assert '90 more tasks, more reliable than these, in <a href="#tasks-heading">' in forest
+    assert 'id="tasks-heading"' in page
+    # Ties go by id, as in the plot.
     least = sorted(
-        report["result_sets"][0]["tasks"], key=lambda t: t["pass_hat_k"]["plugin"]["estimate"]
+        report["result_sets"][0]["tasks"],
+        key=lambda t: (t["pass_hat_k"]["plugin"]["estimate"], t["id"]),
     )
-    assert least[0]["id"] in forest
+    drawn = set(re.findall(r">(t\d{3})</text>", forest))
+    assert drawn == {t["id"] for t in least[:60]}
 
 
 def test_page_count_matches_the_pages_a_build_writes() -> None:

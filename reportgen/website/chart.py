@@ -21,6 +21,7 @@ import html
 import re
 import resource
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
@@ -35,45 +36,101 @@ from ..stats.estimate import MAX_CURVE_K, FloatArray
 from ..stats.plain import counted
 from ..terminal import terminal_safe
 from .chart_engine import Converter, EngineFailed
-from .charts import Chart, SiteCharts
+from .charts import FOREST_ROWS, Chart, SiteCharts
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
-WIDTH = 560
-
-#: Beyond this many tasks a forest plot is unreadable: show the least reliable
-#: ones plus the distribution of all of them.
-FOREST_LIMIT = 100
-FOREST_SHOWN = 40
 #: Beyond this many tasks the scatter is binned so the SVG stays small.
 SCATTER_LIMIT = 400
 
 
-def _theme(chart: alt.TopLevelMixin) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Frame:
+    """A width a chart is drawn for, labels and padding included.
+
+    Each chart is drawn twice: for a wide column and for a phone. One drawing
+    scaled to both would put 4 px text on a phone or 30 px text on a desktop;
+    the page shows the one that fits (style.css, at 60rem).
+    """
+
+    name: str
+    width: int
+    #: How wide a band axis' label (a task's or a set's name) may be drawn.
+    label_limit: int
+    legend_columns: int
+    #: How far past its drawn size the page may stretch the drawing: beyond it
+    #: its text would outgrow the page's headings.
+    max_scale: float
+
+
+#: About the chart column at 1,280 px (72rem less the card's padding), so text is
+#: drawn at close to its size; it shrinks to 10 px at the 60rem switch.
+WIDE = Frame("wide", 1080, 260, 3, 1.3)
+#: A 360-390 px phone's column; up to 1.5 times it on a tablet.
+NARROW = Frame("narrow", 340, 130, 1, 1.5)
+FRAMES = (WIDE, NARROW)
+
+
+def _theme(chart: alt.TopLevelMixin, frame: Frame) -> dict[str, Any]:
     # Validation against the Vega-Lite schema costs up to a second on a large data set;
     # these specs are fixed by this module and covered by tests.
     spec: dict[str, Any] = chart.to_dict(validate=False)
     spec["padding"] = {"left": 8, "right": 24, "top": 8, "bottom": 8}
+    # The whole drawing, axes and labels included, is the frame's width.
+    spec["width"] = frame.width
+    spec["autosize"] = {"type": "fit-x", "contains": "padding"}
     spec["config"] = {
         # The generic family, so the browser draws text in about the width that
         # vl-convert measured it (a named UI font may be much wider or missing).
         "font": "sans-serif",
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e5e5e5"},
-        "axisQuantitative": {"tickCount": 5},
-        # Two columns: labels are measured with vl-convert's Liberation Sans (its own
-        # copy: chart_engine.FONTS_CONF), not the browser's fonts,
-        # so a single row of long labels can overlap when the page renders them wider.
+        "axisQuantitative": {"tickCount": 5 if frame is WIDE else 4},
+        # A band axis names tasks, sets or builds: cut long names to the frame, and
+        # drop the labels that would overlap (the table beside names every one).
+        "axisBand": {"labelLimit": frame.label_limit, "labelOverlap": True},
+        # Labels are measured with vl-convert's Liberation Sans (its own copy:
+        # chart_engine.FONTS_CONF), not the browser's fonts, so columns keep a gap
+        # wide enough for a page that renders them wider.
         "legend": {
             "labelFontSize": 12,
             "titleFontSize": 12,
             "orient": "bottom",
-            "columns": 2,
+            "columns": frame.legend_columns,
             "columnPadding": 24,
-            "labelLimit": 260,
+            "labelLimit": frame.width - 60,
         },
-        "title": {"fontSize": 14, "anchor": "start"},
         "view": {"stroke": None},
     }
+    if frame is NARROW:
+        _wrap_titles(spec, NARROW_TITLE_CHARS)
     return spec
+
+
+#: About the characters of a bold 12 px axis title that fit across a phone's chart.
+NARROW_TITLE_CHARS = 38
+
+
+def _wrap_titles(node: Any, limit: int) -> None:
+    """Break every title longer than `limit` characters into lines (Vega draws a list
+    of strings as lines): a phone's chart would otherwise cut it or run off the side."""
+    if isinstance(node, list):
+        for item in node:
+            _wrap_titles(item, limit)
+    elif isinstance(node, dict):
+        for name, value in node.items():
+            if name == "title" and isinstance(value, str):
+                node[name] = _lines(value, limit)
+            else:
+                _wrap_titles(value, limit)
+
+
+def _lines(text: str, limit: int) -> str | list[str]:
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= limit:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines if len(lines) > 1 else text
 
 
 class _Datasets:
@@ -118,11 +175,9 @@ def chart_labels(texts: list[str]) -> list[str]:
 
 _ID_ATTR = re.compile(r'\bid="([^"]+)"')
 _WIDTH_ATTR = re.compile(r'\swidth="(\d+(?:\.\d+)?)"')
-#: How far past its drawn size a chart may grow to fill a wide card.
-MAX_CHART_SCALE = 1.3
 
 
-def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
+def _accessible(chart_id: str, title: str, description: str, svg: str, max_scale: float) -> str:
     """vl-convert's SVG with role, title and description, and ids prefixed by `chart_id`."""
     for old in sorted(set(_ID_ATTR.findall(svg)), key=len, reverse=True):
         new = f"{chart_id}-{old}"
@@ -138,7 +193,7 @@ def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
     if drawn is not None:
         # The page's style lets a chart fill its card; past this its labels outgrow the
         # page's headings (a 563 px chart in a 1,100 px card doubled its text).
-        limit = f"max-width: {float(drawn[1]) * MAX_CHART_SCALE:.0f}px"
+        limit = f"max-width: {float(drawn[1]) * max_scale:.0f}px"
         style = svg.find(' style="', 0, head_end)
         if style < 0:
             svg = f'{svg[: head_end - 1]} style="{limit}"{svg[head_end - 1 :]}'
@@ -156,10 +211,12 @@ def _accessible(chart_id: str, title: str, description: str, svg: str) -> str:
 def _render(
     chart_id: str, title: str, description: str, chart: alt.TopLevelMixin, data: _Datasets
 ) -> Chart:
-    """A chart with its spec; `make_charts` turns every spec into SVG in one batch."""
-    spec = _theme(chart)
-    spec["datasets"] = data.rows
-    return Chart(chart_id, title, description, spec=spec)
+    """A chart with its specs, one per frame; `make_charts` turns every spec into SVG
+    in one batch."""
+    specs = [_theme(chart, frame) for frame in FRAMES]
+    for spec in specs:
+        spec["datasets"] = data.rows  # the same rows: the frames differ in layout alone
+    return Chart(chart_id, title, description, specs=specs)
 
 
 def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], SiteCharts]:
@@ -172,9 +229,11 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
     drawn, instead of adding to the peak of a build that also holds a large
     suite's runs and pages.
     """
-    pending = [(c, c.spec) for c in charts.all() if c.spec is not None]
+    pending = [
+        (c, frame, spec) for c in charts.all() for frame, spec in zip(FRAMES, c.specs, strict=False)
+    ]
     engine = converter or Converter()
-    engine.send([spec for _, spec in pending])
+    engine.send([spec for _, _, spec in pending])
 
     def receive() -> SiteCharts:
         try:
@@ -184,9 +243,15 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
             raise chart_error(failed, which, charts) from None
         finally:
             engine.close()
-        for (chart, _), svg in zip(pending, drawn, strict=True):
-            chart.svg = _accessible(chart.id, chart.title, chart.description, svg)
-            chart.spec = None
+        for (chart, frame, _), svg in zip(pending, drawn, strict=True):
+            svg_id = chart.id if frame is WIDE else f"{chart.id}-{frame.name}"
+            svg = _accessible(svg_id, chart.title, chart.description, svg, frame.max_scale)
+            if frame is WIDE:
+                chart.svg = svg
+            else:
+                chart.narrow_svg = svg
+        for chart in charts.all():
+            chart.specs = []
         return charts
 
     return receive
@@ -246,7 +311,7 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     est = s.estimates.tasks
     k, level = s.estimates.k, percent(s.estimates.confidence)
     order = s.order_least_reliable()
-    shown = order if len(order) <= FOREST_LIMIT else order[:FOREST_SHOWN]
+    shown = order[:FOREST_ROWS]
     labels = chart_labels([s.tasks[i].id for i in shown])
     rows = [
         {
@@ -263,7 +328,6 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
         "task:N",
         sort=alt.EncodingSortField("rank", order="ascending"),
         title=None,
-        axis=alt.Axis(labelLimit=180),
     )
     x_title = f"pass^{k} (plug-in), {level} interval"
     rules = (
@@ -276,8 +340,8 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
         .mark_point(color=BLUE, filled=True, size=40, shape="diamond")
         .encode(y=y, x=alt.X("estimate:Q"))
     )
-    height = max(60, 16 * len(rows))
-    chart = (rules + points).properties(width=WIDTH - 200, height=height)
+    # 16 px a row: its label (12 px) never meets the next, and is never shrunk to fit.
+    chart = (rules + points).properties(height=max(60, 16 * len(rows)))
     if len(shown) < len(order):
         title = f"The {len(shown)} least reliable of {len(order)} tasks: pass^{k}, {level}"
     else:
@@ -287,7 +351,7 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
         f"is its plug-in pass^{k} and the bar its {level} interval. The same numbers are in the "
         "task table."
     )
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def distribution_chart(s: SetReport, chart_id: str) -> Chart:
@@ -307,11 +371,11 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
             x2=alt.X2("to"),
             y=alt.Y("tasks:Q", title="tasks"),
         )
-        .properties(width=WIDTH - 80, height=180)
+        .properties(height=180)
     )
     title = f"Distribution of pass^{k} over all {len(s.tasks)} tasks"
     description = f"Histogram: number of tasks in each 0.05-wide range of plug-in pass^{k}."
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def curve_chart(s: SetReport, chart_id: str) -> Chart:
@@ -370,7 +434,7 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
             ),
         )
     )
-    chart = (band + line).properties(width=WIDTH - 80, height=240)
+    chart = (band + line).properties(height=240)
     bands = f", {level} bands" if len(s.tasks) > 1 else ""  # one task has no interval
     # The unbiased values need k runs of every task: the curve stops at the fewest.
     short = len(s.curve) < min(s.estimates.k, MAX_CURVE_K)
@@ -391,7 +455,7 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
             f" It stops at k = {len(s.curve)}, the fewest runs of any task, before this "
             f"page's k = {s.estimates.k}: beyond it the unbiased values are undefined."
         )
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def gap_chart(s: SetReport, chart_id: str) -> Chart:
@@ -408,14 +472,14 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
     )
     power = ref.mark_line(color=ORANGE).encode(x=alt.X("p:Q"), y=alt.Y("power:Q"))
     points = _circles(datasets, "p", est.pass_rate, "pk", est.plugin, opacity=0.7)
-    chart = (diagonal + power + points).properties(width=340, height=300)
+    chart = (diagonal + power + points).properties(height=320)
     title = f"Pass rate against pass^{k}"
     description = (
         f"Each circle is a task: across, its single-run pass rate; up, its plug-in pass^{k}. "
         f"The dashed diagonal is where they would be equal; the solid curve is x^{k}. "
         "The vertical distance to the diagonal is what a single pass rate hides."
     )
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def _circles(
@@ -466,7 +530,7 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         f"Mean difference A − B ({lead_name}): {signed(d.estimate)}, {level} interval "
         f"{signed_bracket(d.low, d.high)}."
     )
-    chart = (diagonal + points).properties(width=300, height=300, title=title)
+    chart = (diagonal + points).properties(height=320)
     return _render(chart_id, title, description, chart, datasets)
 
 
@@ -551,7 +615,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
             ),
         )
     )
-    chart = (bars + dots).properties(width=max(240, 90 * len(points)), height=240)
+    chart = (bars + dots).properties(height=240)
     title = f"reliability@{k} and pass rate by build, {level} intervals"
     count = len(points)
     which = "For one build" if count == 1 else f"For each of {count} builds, oldest first"
@@ -567,7 +631,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
         )
         + "The table below has the same numbers."
     )
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def drawn_builds(count: int) -> list[int]:
@@ -623,7 +687,7 @@ def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: st
             .mark_point(shape="diamond", filled=True, size=50, color=VERMILLION)
             .encode(x=x, y=alt.Y("estimate:Q"))
         )
-    chart = layers.properties(width=WIDTH - 80, height=240)
+    chart = layers.properties(height=240)
     count = len(points)
     title = f"reliability@{k} and pass rate over {count:,} builds, {level} bands"
     which = (
@@ -637,7 +701,7 @@ def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: st
         "a drawn build whose change from the previous one, in the estimate the trend follows "
         "(the headline), is larger than the noise. The table below has every build."
     )
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 # ---------------------------------------------------------------- overview
@@ -668,7 +732,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
             }
         )
     data = datasets.add(rows)
-    y = alt.Y("set:N", title=None, sort=None, axis=alt.Axis(labelLimit=220))
+    y = alt.Y("set:N", title=None, sort=None)
     x_title = (
         f"reliability@{k} ({shared_label}, for every set), {level} interval"
         if report.leads_differ
@@ -684,7 +748,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         .mark_point(color=BLUE, filled=True, size=70, shape="diamond")
         .encode(y=y, x=alt.X("estimate:Q"))
     )
-    chart = (rules + points).properties(width=WIDTH - 240, height=max(60, 28 * len(rows)))
+    chart = (rules + points).properties(height=max(60, 28 * len(rows)))
     title = f"reliability@{k} by result set, {level} intervals"
     shown = (
         f"its {shared_label} reliability@{k}, the estimate most sets lead with (a set that "
@@ -702,12 +766,12 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         f"One row per result set: the diamond is {shown}, the bar its "
         f"{level} Student-t interval across tasks. The same numbers are in the table.{missing}"
     )
-    return _render(chart_id, title, description, chart.properties(title=title), datasets)
+    return _render(chart_id, title, description, chart, datasets)
 
 
 def set_charts(s: SetReport) -> list[Chart]:
     charts = [forest_chart(s, "forest")]
-    if len(s.tasks) > FOREST_LIMIT:
+    if len(s.tasks) > FOREST_ROWS:
         charts.append(distribution_chart(s, "distribution"))
     charts.append(curve_chart(s, "curve"))
     charts.append(gap_chart(s, "gap"))

@@ -7,22 +7,31 @@ all come from the cache does not import Altair.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..report import Report
 
 
+#: The forest plot draws at most this many tasks, the least reliable (each row is
+#: 16 px: 60 fill a screen); the set page's table lists the others, and a
+#: histogram shows where all of them lie.
+FOREST_ROWS = 60
+
+
 @dataclass
 class Chart:
-    """A chart: an id for the page, its title and description, and the SVG once drawn."""
+    """A chart: an id for the page, its title and description, the specs to draw
+    (one per frame of chart.FRAMES), and once drawn its SVG for a wide column and
+    for a phone."""
 
     id: str
     title: str
     description: str
-    spec: dict[str, Any] | None = None
+    specs: list[dict[str, Any]] = field(default_factory=list)
     svg: str = ""
+    narrow_svg: str = ""
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from ..settings import BuildSettings, TaskPages
 from ..views import report_json
 from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
 from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, worked_examples
-from .charts import Chart, PendingCharts, SiteCharts
+from .charts import FOREST_ROWS, Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, task_view
 from .content_worker import ContentTexts, content_page, read_content
 from .rows import comparison_table_rows, run_grid, run_strip, task_table_rows
@@ -355,6 +355,7 @@ class Renderer:
             task_pages=len(self.with_pages[s.id]),
             task_pages_setting=task_pages_text(self.settings.task_pages),
             charts=charts,
+            forest_rows=FOREST_ROWS,
             snippets=snippets(self.report, s, self.settings.base_url),
             badge=badge_message(s),
             calculator=suite_link(s, s.estimates.k, s.estimates.confidence),
