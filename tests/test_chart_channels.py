@@ -12,8 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from altair.utils import schemapi
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reportgen.readers import Source, load_sources
 from reportgen.report import build_report
@@ -89,3 +92,30 @@ def test_large_suites_charts_are_built_without_the_lookup(
     marks = json.dumps(spy.specs)
     frames = len(chart.FRAMES)
     assert '"bin": "binned"' in marks and frames * len(drawn.all()) == len(spy.specs) >= 10
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    points=st.lists(
+        st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0])),
+        min_size=1,
+        max_size=chart.SCATTER_LIMIT + 40,
+    )
+)
+def test_a_scatter_draws_each_point_once_sized_by_its_tasks(
+    points: list[tuple[float, float]],
+) -> None:
+    """Tasks at the same point are one circle whose count is theirs: every task is
+    counted once, and a circle's size follows its count only when counts differ."""
+    datasets = chart._Datasets()
+    xs, ys = (np.array(values, dtype=float) for values in zip(*points, strict=True))
+    layer = chart._circles(datasets, "a", xs, "b", ys, opacity=0.6).to_dict(validate=False)
+    (rows,) = datasets.rows.values()
+    assert sum(row["tasks"] for row in rows) == len(points)
+    assert len({(row["a"], row["b"]) for row in rows}) == len(rows)
+    assert {(row["a"], row["b"]) for row in rows} == set(points)
+    sized = layer["encoding"]["size"]
+    if max(row["tasks"] for row in rows) == 1:
+        assert sized == {"value": 40}
+    else:
+        assert sized["field"] == "tasks" and sized["scale"]["domain"][0] == 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import re
 import resource
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,8 @@ def _theme(chart: alt.TopLevelMixin, frame: Frame) -> dict[str, Any]:
             "columns": frame.legend_columns,
             "columnPadding": 24,
             "labelLimit": frame.width - 60,
+            # A band's pale fill would otherwise stand for its series.
+            "symbolOpacity": 1,
         },
         "view": {"stroke": None},
     }
@@ -337,7 +340,7 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     )
     points = (
         alt.Chart(data)
-        .mark_point(color=BLUE, filled=True, size=40, shape="diamond")
+        .mark_point(color=BLUE, filled=True, size=60, shape="diamond")
         .encode(y=y, x=alt.X("estimate:Q"))
     )
     # 16 px a row: its label (12 px) never meets the next, and is never shrunk to fit.
@@ -475,7 +478,8 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
     chart = (diagonal + power + points).properties(height=320)
     title = f"Pass rate against pass^{k}"
     description = (
-        f"Each circle is a task: across, its single-run pass rate; up, its plug-in pass^{k}. "
+        f"Each circle is a task, or tasks with the same values (its area grows with their "
+        f"number): across, the single-run pass rate; up, the plug-in pass^{k}. "
         f"The dashed diagonal is where they would be equal; the solid curve is x^{k}. "
         "The vertical distance to the diagonal is what a single pass rate hides."
     )
@@ -485,17 +489,25 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
 def _circles(
     datasets: _Datasets, x: str, xs: FloatArray, y: str, ys: FloatArray, opacity: float
 ) -> alt.Chart:
-    """One circle per task, or, beyond SCATTER_LIMIT tasks, one per cell of a 0.02 grid
-    sized by how many tasks fall in it: ten thousand circles would make a huge SVG."""
-    if len(xs) <= SCATTER_LIMIT:
-        rows = [{x: float(a), y: float(b), "tasks": 1} for a, b in zip(xs, ys, strict=True)]
-        size: Any = alt.SizeValue(40)
-    else:
-        cells: dict[tuple[float, float], int] = {}
-        for a, b in zip(np.round(xs * 50) / 50, np.round(ys * 50) / 50, strict=True):
-            cells[(float(a), float(b))] = cells.get((float(a), float(b)), 0) + 1
-        rows = [{x: a, y: b, "tasks": n} for (a, b), n in sorted(cells.items())]
-        size = alt.Size("tasks:Q", legend=None, scale=alt.Scale(range=[30, 300]))
+    """One circle per point, its area growing with the tasks there. Tasks often share
+    a point (every task that always passed sits at 1, 1): drawn one by one, 78 tasks
+    looked like 6. Beyond SCATTER_LIMIT tasks, points are rounded to a 0.02 grid
+    first: ten thousand circles would make a huge SVG."""
+    if len(xs) > SCATTER_LIMIT:
+        xs, ys = np.round(xs * 50) / 50, np.round(ys * 50) / 50
+    cells = Counter(zip(xs.tolist(), ys.tolist(), strict=True))
+    rows = [{x: a, y: b, "tasks": n} for (a, b), n in sorted(cells.items())]
+    most = max(cells.values(), default=1)
+    size: Any = (
+        alt.SizeValue(40)
+        if most == 1
+        else alt.Size(
+            "tasks:Q",
+            title="tasks",
+            scale=alt.Scale(domain=[1, most], range=[40, 400]),
+            legend=alt.Legend(values=sorted({1, (1 + most) // 2, most}), format="d"),
+        )
+    )
     circles: alt.Chart = (
         alt.Chart(datasets.add(rows))
         .mark_circle(color=BLUE, opacity=opacity)
@@ -524,9 +536,10 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
     title = f"Plug-in pass^{k} per shared task, A against B"
     description = (
-        f"Each circle is one of {counted(len(cmp.shared), 'shared task', 'shared tasks')}: "
-        f"across, its plug-in pass^{k} "
-        f"for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal favour A. "
+        f"Each circle stands for the {counted(len(cmp.shared), 'shared task', 'shared tasks')} "
+        f"with the same values (its area grows with their number): across, their plug-in "
+        f"pass^{k} for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal "
+        "favour A. "
         f"Mean difference A − B ({lead_name}): {signed(d.estimate)}, {level} interval "
         f"{signed_bracket(d.low, d.high)}."
     )
