@@ -1002,6 +1002,32 @@ def test_the_chart_measure_sees_a_cramped_chart(context: BrowserContext) -> None
 
 
 @pytest.mark.slow
+def test_readme_pictures(browser: Browser, served: Site) -> None:
+    """docs/overview.png and docs/set-page.png, the README's pictures of the example
+    at 1,280 px, are taken here (REPORTGEN_SCREENSHOT=1): the whole overview, and a
+    set page from its title to the end of its forest plot."""
+    import os
+
+    from .browser_util import ROOT
+
+    if os.environ.get("REPORTGEN_SCREENSHOT") != "1":
+        pytest.skip("set REPORTGEN_SCREENSHOT=1 to retake docs/overview.png and docs/set-page.png")
+    ctx = browser.new_context(viewport=DESKTOP, color_scheme="light")
+    try:
+        page = ctx.new_page()
+        page.goto(served.url("index.html"))
+        page.screenshot(path=ROOT / "docs" / "overview.png", full_page=True)
+        page.goto(served.url("sets/gpt-4o-bench-airline/index.html"))
+        end = page.evaluate(
+            "() => document.querySelector('#chart-forest').getBoundingClientRect().bottom"
+        )
+        clip = {"x": 0, "y": 0, "width": DESKTOP["width"], "height": end + 24}
+        page.screenshot(path=ROOT / "docs" / "set-page.png", full_page=True, clip=clip)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.slow
 def test_print_hides_navigation_and_makes_a_pdf(context: BrowserContext, served: Site) -> None:
     page = context.new_page()
     page.emulate_media(media="print")
