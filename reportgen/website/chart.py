@@ -101,6 +101,8 @@ def _theme(chart: alt.TopLevelMixin, frame: Frame) -> dict[str, Any]:
             # A band's pale fill would otherwise stand for its series.
             "symbolOpacity": 1,
         },
+        # Text marks (the overview's set names) stop at the frame's edge.
+        "text": {"limit": frame.width - 40},
         "view": {"stroke": None},
     }
     if frame is NARROW:
@@ -745,7 +747,9 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
             }
         )
     data = datasets.add(rows)
-    y = alt.Y("set:N", title=None, sort=None)
+    # Each set's name above its bar, across the whole width: beside the axis a phone
+    # had room for a third of "claude-sonnet · terminal-bench-40 (unbiased)".
+    y = alt.Y("set:N", title=None, sort=None, axis=None)
     x_title = (
         f"reliability@{k} ({shared_label}, for every set), {level} interval"
         if report.leads_differ
@@ -761,7 +765,12 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         .mark_point(color=BLUE, filled=True, size=70, shape="diamond")
         .encode(y=y, x=alt.X("estimate:Q"))
     )
-    chart = (rules + points).properties(height=max(60, 28 * len(rows)))
+    names = (
+        alt.Chart(data)
+        .mark_text(align="left", baseline="bottom", dy=-7, fontSize=12)
+        .encode(y=y, x=alt.XValue(0), text=alt.Text("set:N"))
+    )
+    chart = (rules + points + names).properties(height=max(60, 44 * len(rows)))
     title = f"reliability@{k} by result set, {level} intervals"
     shown = (
         f"its {shared_label} reliability@{k}, the estimate most sets lead with (a set that "
