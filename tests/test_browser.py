@@ -1001,6 +1001,64 @@ def test_the_chart_measure_sees_a_cramped_chart(context: BrowserContext) -> None
     assert chart["overlaps"] == ["first label / second label"]
 
 
+TASK_ROWS = """() => [...document.querySelectorAll('table.tasks tbody tr')]
+  .map(row => [...row.cells].map(cell => cell.textContent.trim()))"""
+SORTED_BY = """() => [...document.querySelectorAll('table.tasks thead th')]
+  .filter(th => th.hasAttribute('aria-sort'))
+  .map(th => [th.textContent.replace(/[↕↑↓]/g, '').trim(), th.getAttribute('aria-sort')])"""
+
+
+@pytest.mark.slow
+def test_the_task_table_sorts_by_its_columns(browser: Browser, served: Site) -> None:
+    """A set page's task table reads least reliable first without a script; with it,
+    a heading's button sorts by that column (ties keep their order), again reverses,
+    and names sort as numbers where they are (task 2 before task 10)."""
+    rel = "sets/gpt-4o-bench-airline/index.html"
+    plain = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
+    try:
+        page = plain.new_page()
+        page.goto(served.url(rel))
+        first = page.evaluate(TASK_ROWS)
+        assert page.locator("table.tasks button").count() == 0
+        assert page.evaluate(SORTED_BY) == [["pass^3 plug-in [95%]", "ascending"]]
+    finally:
+        plain.close()
+    plugin = [float(row[3].split()[0]) for row in first]
+    assert len(first) == 50 and plugin == sorted(plugin)
+
+    def rate(row: list[str]) -> float:
+        return float(row[2].split()[0])
+
+    def ratio(row: list[str]) -> float:
+        c, n = row[1].split()[0].split("/")
+        return int(c) / int(n)
+
+    ctx = browser.new_context(viewport=DESKTOP)
+    try:
+        page = ctx.new_page()
+        page.goto(served.url(rel))
+        assert page.evaluate(TASK_ROWS) == first
+
+        def press(heading: str) -> list[list[str]]:
+            page.locator("table.tasks thead button", has_text=heading).click()
+            return page.evaluate(TASK_ROWS)
+
+        by_rate = press("pass rate")
+        assert by_rate == sorted(first, key=rate)
+        assert page.evaluate(SORTED_BY) == [["pass rate [95%]", "ascending"]]
+        assert press("pass rate") == sorted(by_rate, key=rate, reverse=True)
+        assert page.evaluate(SORTED_BY) == [["pass rate [95%]", "descending"]]
+        by_name = press("Task")
+        assert [row[0] for row in by_name] == [str(i) for i in range(50)]
+        assert press("c/n") == sorted(by_name, key=ratio)
+        assert sorted(map(tuple, press("pass@3"))) == sorted(map(tuple, first))
+        assert press("plug-in") == first  # back to least reliable first, ties by name
+        page.keyboard.press("Shift+Tab")  # the buttons take focus like any other
+        assert page.evaluate("() => document.activeElement.className") == "sort"
+    finally:
+        ctx.close()
+
+
 @pytest.mark.slow
 def test_readme_pictures(browser: Browser, served: Site) -> None:
     """docs/overview.png and docs/set-page.png, the README's pictures of the example

@@ -44,6 +44,8 @@ def task_table_rows(s: SetReport, order: list[int], pages: Collection[int] | Non
             if task.excluded
             else ""
         )
+        # What the table's script sorts c/n by (sort.js); other cells sort by their text.
+        ratio = f' data-value="{task.successes / task.runs:.6f}"' if task.runs else ""
         plugin = interval_text(est.plugin_low[i], est.plugin_high[i])
         label = f"pass^{k} {fixed(est.plugin[i])} {plugin}"
         name = (
@@ -53,7 +55,7 @@ def task_table_rows(s: SetReport, order: list[int], pages: Collection[int] | Non
         )
         rows.append(
             f'<tr><th scope="row">{name}'
-            f'</th>\n<td class="num">{task.successes}/{task.runs}{excluded}</td>\n'
+            f'</th>\n<td class="num"{ratio}>{task.successes}/{task.runs}{excluded}</td>\n'
             f'<td class="num">{fixed(est.pass_rate[i])} '
             f"{interval_text(est.pass_rate_low[i], est.pass_rate_high[i])}</td>\n"
             f'<td class="num">{fixed(est.plugin[i])} {plugin}</td>\n'
