@@ -981,6 +981,33 @@ def test_a_large_suite_gets_the_least_reliable_tasks_and_a_distribution(tmp_path
     assert drawn == {t["id"] for t in least[:60]}
 
 
+def test_past_the_table_the_forest_plot_points_to_tasks_csv(tmp_path: Path) -> None:
+    """Past TABLE_ROWS tasks the table lists only the least reliable: the note under
+    the forest plot says how many of the rest it holds, and where all of them are."""
+    from reportgen.website.render import TABLE_ROWS
+
+    tasks = TABLE_ROWS + 200
+    results = tmp_path / "many.jsonl"
+    lines = [
+        json.dumps({"task": f"t{t:04d}", "passed": (t * 7 + r) % 10 < t % 10})
+        for t in range(tasks)
+        for r in range(4)
+    ]
+    results.write_text("\n".join(lines) + "\n")
+    site = tmp_path / "site"
+    assert run_cli(["build", str(results), "-o", str(site), "--task-pages", "none"]) == 0
+    (page,) = site.glob("sets/*/index.html")
+    text = page.read_text()
+    assert (
+        f"{tasks - 60:,} more tasks, none less reliable than these, the next "
+        f'{TABLE_ROWS - 60:,} in <a href="#tasks-heading">the table below</a> and all of them '
+        'in <a href="tasks.csv">tasks.csv</a>.'
+    ) in text
+    table = text[text.index('<table class="tasks') :]
+    assert table[: table.index("</table>")].count('<tr><th scope="row">t') == TABLE_ROWS
+    assert len(list(csv.reader((page.parent / "tasks.csv").open()))) == tasks + 1
+
+
 def test_page_count_matches_the_pages_a_build_writes() -> None:
     """build's progress counts pages with page_count; it must match what render_site yields."""
     from reportgen.config import load_config
