@@ -134,7 +134,7 @@ def grid_of(page: str) -> GridParser:
 
 def table_order(page: str) -> list[str]:
     """The task table's rows, top to bottom."""
-    table = page[page.index('<table class="tasks">') :]
+    table = page[page.index('<table class="tasks sortable">') :]
     return re.findall(r'<th scope="row">(?:<a href="tasks/[^"]+">)?([^<]+)<', table)
 
 

@@ -152,7 +152,7 @@ def test_result_set_page_lists_tasks_least_reliable_first(example_site: Path) ->
     report = json.loads((example_site / "report.json").read_text())
     rs = report["result_sets"][0]
     page = (example_site / rs["page"]).read_text()
-    body = page[page.index('<table class="tasks">') :]
+    body = page[page.index('<table class="tasks sortable">') :]
     shown = re.findall(r'<th scope="row"><a href="tasks/[^"]+">([^<]+)</a>', body)
     plugin = {t["id"]: t["pass_hat_k"]["plugin"]["estimate"] for t in rs["tasks"]}
     assert sorted(shown) == sorted(plugin)
@@ -218,24 +218,25 @@ CSP = (
 CSP_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
 
 
-def test_only_the_calculator_page_runs_a_script(example_site: Path) -> None:
-    """Each page's CSP is exactly as stated; no page but calculator.html carries a <script>."""
+def test_only_the_calculator_and_set_pages_run_a_script(example_site: Path) -> None:
+    """Each page's CSP is exactly as stated; no page but calculator.html (the calculator)
+    and a set page (its table's sorting) carries a <script>, and theirs is the site's
+    own file, with nothing inline."""
     pages = html_pages(example_site)
-    assert example_site / "calculator.html" in pages
+    own = {example_site / "calculator.html": "assets/calculator.js"}
+    own |= {page: "../../assets/sort.js" for page in example_site.glob("sets/*/index.html")}
+    assert example_site / "calculator.html" in pages and len(own) == 4
     for page in pages:
         text = page.read_text()
-        assert CSP_META.findall(text) == [
-            CSP.format("'self'" if page.name == "calculator.html" else "'none'")
-        ], page
+        assert CSP_META.findall(text) == [CSP.format("'self'" if page in own else "'none'")], page
         assert not re.search(r"(?i)\son[a-z]+\s*=", text), f"{page}: an event handler attribute"
         assert "javascript:" not in text.lower(), page
-        if page.name != "calculator.html":
+        if page not in own:
             assert "<script" not in text.lower(), page
             continue
-        # One script, the site's own file, with nothing inline.
         scripts = re.findall(r"(?is)<script\b[^>]*>(.*?)</script>", text)
         assert scripts == [""], scripts
-        assert re.findall(r"<script\b[^>]*>", text) == ['<script src="assets/calculator.js" defer>']
+        assert re.findall(r"<script\b[^>]*>", text) == [f'<script src="{own[page]}" defer>']
 
 
 def test_pages_load_nothing_from_elsewhere(example_site: Path) -> None:

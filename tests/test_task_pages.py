@@ -117,7 +117,7 @@ def test_the_worst_order_is_the_set_tables_order(tmp_path: Path) -> None:
     status, err, site = build(tmp_path, "--task-pages", "worst:4")
     assert status == 0, err
     page = (site / "sets" / "m-s" / "index.html").read_text()
-    tasks_table = page[page.index('<table class="tasks">') :]
+    tasks_table = page[page.index('<table class="tasks sortable">') :]
     table = re.findall(r'<th scope="row">(?:<a href="tasks/[^"]+">)?([^<]+)<', tasks_table)
     assert sorted(table) == sorted(RUNS)
     assert task_pages(site) == set(table[:4])
@@ -152,7 +152,7 @@ def test_a_long_task_table_shows_the_least_reliable_rows(
     status, err, site = build(tmp_path)
     assert status == 0, err
     page = (site / "sets/m-s/index.html").read_text()
-    assert page[page.index('<table class="tasks">') :].count('<tr><th scope="row">') == 3
+    assert page[page.index('<table class="tasks sortable">') :].count('<tr><th scope="row">') == 3
     assert "This set has 8 tasks: the table shows the 3 least reliable" in page
     assert {"b-fail", "g-fail", "d-flaky"} <= set(re.findall(r">([a-h]-\w+)<", page))
     assert len(json.loads((site / "report.json").read_text())["result_sets"][0]["tasks"]) == 8
