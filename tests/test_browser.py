@@ -1038,6 +1038,8 @@ def test_the_task_table_sorts_by_its_columns(browser: Browser, served: Site) -> 
         page = ctx.new_page()
         page.goto(served.url(rel))
         assert page.evaluate(TASK_ROWS) == first
+        # A screen reader hears the heading, not the arrows drawn after it.
+        assert page.get_by_role("button", name="pass rate [95%]", exact=True).count() == 1
 
         def press(heading: str) -> list[list[str]]:
             page.locator("table.tasks thead button", has_text=heading).click()
