@@ -736,6 +736,27 @@ def test_refuses_to_replace_a_folder_it_did_not_write(
 # ------------------------------------------------------------ theme and content overrides
 
 
+def test_a_theme_stylesheet_goes_into_404_as_written(tmp_path: Path) -> None:
+    """404.html holds the theme's stylesheet as text, not as template code: braces stay,
+    and a `</style>` inside it cannot end the page's style element; a changed
+    stylesheet changes the page on the next (cached) build."""
+    theme = tmp_path / "theme"
+    (theme / "assets").mkdir(parents=True)
+    css = (
+        "/* {{ site.title }} {% if %} </style><script>alert(1)</script> */\nmain { color: red; }\n"
+    )
+    (theme / "assets" / "style.css").write_text(css)
+    site = build_example(tmp_path / "site", templates=theme)
+    page = (site / "404.html").read_text()
+    style = page[page.index("<style>") + len("<style>") : page.index("</style>")]
+    assert style.strip() == css.replace("</", "<\\/").strip()
+    assert "<script" not in page.replace("<\\/style><script>", "")
+    assert (site / "assets" / "style.css").read_text() == css  # the file itself as given
+    (theme / "assets" / "style.css").write_text("main { color: blue; }\n")
+    site = build_example(tmp_path / "site", templates=theme)
+    assert "main { color: blue; }" in (site / "404.html").read_text()
+
+
 def test_user_templates_win_file_by_file(tmp_path: Path) -> None:
     theme = tmp_path / "theme"
     theme.mkdir()

@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 import orjson
 from jinja2.exceptions import SecurityError
+from markupsafe import Markup
 
 from ..errors import UserError
 from ..history import HISTORY_FILE, TrendPoint, history_bytes
@@ -271,7 +272,7 @@ class Renderer:
             # Otherwise the charts start once task-page workers are busy (_task_pages):
             # the workers are forked first, so they do not copy the chart specs.
             self._charts.start()
-        yield self._kept("404.html", "404.html", "") or self._page("404.html", "404.html")
+        yield self._not_found_page()
         yield self._kept("calculator.html", CALCULATOR_PAGE, "") or self._page(
             "calculator.html",
             CALCULATOR_PAGE,
@@ -318,6 +319,21 @@ class Renderer:
             yield name, path.read_bytes()
         if SCRIPT_PATH not in assets:  # a theme may ship its own build of the script
             yield SCRIPT_PATH, calculator_script(*self.theme.templates)
+
+    def _not_found_page(self) -> tuple[str, bytes | Keep]:
+        """404.html carries the theme's stylesheet and icon in itself (it is served at any
+        depth): their text goes in as data, never read as template code, so a `{{` in
+        a stylesheet is kept as written; a `</` cannot end the <style> early."""
+        assets = self.theme.asset_files()
+
+        def text(name: str) -> str:
+            path = assets.get(name)
+            return path.read_text("utf-8", errors="replace") if path is not None else ""
+
+        css, icon = text("assets/style.css").replace("</", "<\\/"), text("assets/favicon.svg")
+        return self._kept("404.html", "404.html", key(css, icon)) or self._page(
+            "404.html", "404.html", style_css=Markup(css.rstrip()), favicon_svg=icon.strip()
+        )
 
     def _content_pages(self) -> Iterator[tuple[str, bytes | Keep]]:
         if self._content_ready is not None:
