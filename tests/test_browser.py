@@ -134,6 +134,40 @@ def local(example_site: Path) -> Site:
     return Site("file", example_site, example_site.resolve().as_uri() + "/")
 
 
+#: A generated set of 500 tasks: the forest plot draws the 60 least reliable.
+LARGE_TASKS = 500
+
+
+@pytest.fixture(scope="module")
+def large_set(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """A site of one 500-task set whose names run from short to long."""
+    import json
+
+    from reportgen.cli import main
+
+    top = tmp_path_factory.mktemp("large-set")
+    names = ["t", "task-with-a-name-of-some-length", "category/a-very-long-task-name-" + "x" * 40]
+    lines = [
+        json.dumps(
+            {
+                "model": "agent",
+                "suite": "large",
+                "task": f"{names[t % 3]}-{t:03d}",
+                "run": r,
+                "passed": (t * 7 + r * 3) % 11 < t % 12,
+            }
+        )
+        for t in range(LARGE_TASKS)
+        for r in range(5)
+    ]
+    results = top / "runs.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    folder = top / "site"
+    command = ["build", str(results), "-o", str(folder), "--task-pages", "none", "--no-cache"]
+    assert main(command) == 0
+    return Site("file", folder, folder.resolve().as_uri() + "/")
+
+
 # ---------------------------------------------------------------- the browser
 
 
@@ -797,10 +831,16 @@ def test_run_strip_reads_as_text(context: BrowserContext, served: Site) -> None:
 
 @pytest.mark.slow
 def test_phone_and_desktop_screenshots_without_sideways_scrolling(
-    browser: Browser, served: Site
+    browser: Browser, served: Site, large_set: Site
 ) -> None:
+    """Screenshots to look at (test-artifacts/screenshots/, at 1,280 and 390 px) of the
+    overview, a set page of 40 and of 500 tasks, a task page and the calculator; and no
+    page of the example scrolls sideways on a phone."""
     typical = typical_pages(served.folder)
-    shown = {name: typical[name] for name in ("overview", "result set", "task")}
+    shown = {
+        name: (served, typical[name]) for name in ("overview", "result set", "task", "calculator")
+    }
+    shown["result set of 500 tasks"] = (large_set, "sets/agent-large/index.html")
     folder = served.folder
     first_tasks = [min(p.parent.glob("tasks/*.html")) for p in folder.glob("sets/*/index.html")]
     narrow = sorted(
@@ -816,8 +856,8 @@ def test_phone_and_desktop_screenshots_without_sideways_scrolling(
         ctx = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone)
         try:
             page = ctx.new_page()
-            for name, rel in shown.items():
-                page.goto(served.url(rel))
+            for name, (site, rel) in shown.items():
+                page.goto(site.url(rel))
                 shot = SCREENSHOTS / f"{name.replace(' ', '-')}-{viewport['width']}.png"
                 page.screenshot(path=shot, full_page=True)
             for rel in narrow if phone else []:
@@ -893,39 +933,6 @@ CHARTS = """() => [...document.querySelectorAll('figure.chart')].map(figure => {
   return {id: figure.id, shown: 1, column, width: box.width, texts: texts.length,
           smallest: smallest.size, smallestText: smallest.text, overlaps};
 })"""
-
-#: A generated set of 500 tasks: the forest plot draws the 60 least reliable.
-LARGE_TASKS = 500
-
-
-@pytest.fixture(scope="module")
-def large_set(tmp_path_factory: pytest.TempPathFactory) -> Site:
-    """A site of one 500-task set whose names run from short to long."""
-    import json
-
-    from reportgen.cli import main
-
-    top = tmp_path_factory.mktemp("large-set")
-    names = ["t", "task-with-a-name-of-some-length", "category/a-very-long-task-name-" + "x" * 40]
-    lines = [
-        json.dumps(
-            {
-                "model": "agent",
-                "suite": "large",
-                "task": f"{names[t % 3]}-{t:03d}",
-                "run": r,
-                "passed": (t * 7 + r * 3) % 11 < t % 12,
-            }
-        )
-        for t in range(LARGE_TASKS)
-        for r in range(5)
-    ]
-    results = top / "runs.jsonl"
-    results.write_text("\n".join(lines) + "\n")
-    folder = top / "site"
-    command = ["build", str(results), "-o", str(folder), "--task-pages", "none", "--no-cache"]
-    assert main(command) == 0
-    return Site("file", folder, folder.resolve().as_uri() + "/")
 
 
 @pytest.mark.slow
