@@ -234,6 +234,7 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
     drawn, instead of adding to the peak of a build that also holds a large
     suite's runs and pages.
     """
+    # A chart made here has a spec per frame; one from the cache has none (drawn).
     pending = [
         (c, frame, spec) for c in charts.all() for frame, spec in zip(FRAMES, c.specs, strict=False)
     ]
@@ -348,11 +349,16 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     # 16 px a row: its label (12 px) never meets the next, and is never shrunk to fit.
     chart = (rules + points).properties(height=max(60, 16 * len(rows)))
     if len(shown) < len(order):
-        title = f"The {len(shown)} least reliable of {len(order)} tasks: pass^{k}, {level}"
+        title = f"The {len(shown)} least reliable of {len(order):,} tasks: pass^{k}, {level}"
     else:
         title = f"pass^{k} per task with {level} intervals, least reliable first"
+    which = (
+        counted(len(rows), "task", "tasks")
+        if len(shown) == len(order)
+        else f"the {len(shown)} least reliable of {len(order):,} tasks"
+    )
     description = (
-        f"Forest plot of {counted(len(rows), 'task', 'tasks')}. Each row is a task; the diamond "
+        f"Forest plot of {which}. Each row is a task; the diamond "
         f"is its plug-in pass^{k} and the bar its {level} interval. The same numbers are in the "
         "task table."
     )
@@ -378,7 +384,7 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
         )
         .properties(height=180)
     )
-    title = f"Distribution of pass^{k} over all {len(s.tasks)} tasks"
+    title = f"Distribution of pass^{k} over all {len(s.tasks):,} tasks"
     description = f"Histogram: number of tasks in each 0.05-wide range of plug-in pass^{k}."
     return _render(chart_id, title, description, chart, datasets)
 
@@ -538,10 +544,10 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
     title = f"Plug-in pass^{k} per shared task, A against B"
     description = (
-        f"Each circle stands for the {counted(len(cmp.shared), 'shared task', 'shared tasks')} "
-        f"with the same values (its area grows with their number): across, their plug-in "
-        f"pass^{k} for A ({a_name}); up, for B ({b_name}). Circles below the dashed diagonal "
-        "favour A. "
+        f"The {counted(len(cmp.shared), 'shared task', 'shared tasks')} as circles, one for "
+        "each pair of values (its area grows with the tasks that share it): across, a task's "
+        f"plug-in pass^{k} for A ({a_name}); up, for B ({b_name}). Circles below the dashed "
+        "diagonal favour A. "
         f"Mean difference A − B ({lead_name}): {signed(d.estimate)}, {level} interval "
         f"{signed_bracket(d.low, d.high)}."
     )
