@@ -119,3 +119,24 @@ def test_a_scatter_draws_each_point_once_sized_by_its_tasks(
         assert sized == {"value": 40}
     else:
         assert sized["field"] == "tasks" and sized["scale"]["domain"][0] == 1
+
+
+@given(
+    words=st.lists(st.text(alphabet="abcdefghij@^()%,0123456789", min_size=1), max_size=12),
+    limit=st.integers(min_value=5, max_value=40),
+)
+def test_a_long_title_breaks_between_words_into_lines_that_fit(
+    words: list[str], limit: int
+) -> None:
+    """On a phone's drawing a title longer than the limit becomes lines, broken only
+    between words; each line fits unless it is one word longer than the limit."""
+    title = " ".join(words)
+    spec = {"layer": [{"encoding": {"x": {"title": title}, "y": {"title": None}}}]}
+    chart._wrap_titles(spec, limit)
+    wrapped = spec["layer"][0]["encoding"]["x"]["title"]
+    assert spec["layer"][0]["encoding"]["y"]["title"] is None
+    if len(title) <= limit or " " not in title:
+        assert wrapped == title  # nothing to break, or nowhere to break it
+    else:
+        assert isinstance(wrapped, list) and " ".join(wrapped) == title
+        assert all(len(line) <= limit or " " not in line for line in wrapped)

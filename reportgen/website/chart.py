@@ -1,9 +1,10 @@
 """Chart: Altair specs rendered at build time to inline SVG with vl-convert.
 
-Pages need no JavaScript and load nothing: each chart becomes an <svg> with
-role="img", a <title> and a <desc>, and element ids made unique per chart so
-several charts can share a page. Every chart's numbers are also given in a
-table beside it by the templates.
+Pages need no JavaScript and load nothing: each chart becomes two <svg>s, one
+drawn for a wide column and one for a phone (see Frame), each with role="img",
+a <title> and a <desc>, and element ids made unique per drawing so several
+charts can share a page. Every chart's numbers are also given in a table beside
+it by the templates.
 
 Colours are from the Okabe-Ito palette, which stays distinguishable for the
 common forms of colour blindness; series also differ by shape or dash.
