@@ -62,13 +62,18 @@ class Frame:
     #: How far past its drawn size the page may stretch the drawing: beyond it
     #: its text would outgrow the page's headings.
     max_scale: float
+    #: Ticks on a quantitative axis.
+    tick_count: int
+    #: Axis titles longer than this many characters break into lines (None: never).
+    #: About the characters of a bold 12 px title that fit across a phone's chart.
+    title_chars: int | None
 
 
 #: About the chart column at 1,280 px (72rem less the card's padding), so text is
 #: drawn at close to its size; it shrinks to 10 px at the 60rem switch.
-WIDE = Frame("wide", 1080, 260, 3, 1.3)
+WIDE = Frame("wide", 1080, 260, 3, 1.3, tick_count=5, title_chars=None)
 #: A 360-390 px phone's column; up to 1.5 times it on a tablet.
-NARROW = Frame("narrow", 340, 130, 1, 1.5)
+NARROW = Frame("narrow", 340, 130, 1, 1.5, tick_count=4, title_chars=38)
 FRAMES = (WIDE, NARROW)
 
 
@@ -85,7 +90,7 @@ def _theme(chart: alt.TopLevelMixin, frame: Frame) -> dict[str, Any]:
         # vl-convert measured it (a named UI font may be much wider or missing).
         "font": "sans-serif",
         "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e5e5e5"},
-        "axisQuantitative": {"tickCount": 5 if frame is WIDE else 4},
+        "axisQuantitative": {"tickCount": frame.tick_count},
         # A band axis names tasks, sets or builds: cut long names to the frame, and
         # drop the labels that would overlap (the table beside names every one).
         "axisBand": {"labelLimit": frame.label_limit, "labelOverlap": True},
@@ -106,13 +111,9 @@ def _theme(chart: alt.TopLevelMixin, frame: Frame) -> dict[str, Any]:
         "text": {"limit": frame.width - 40},
         "view": {"stroke": None},
     }
-    if frame is NARROW:
-        _wrap_titles(spec, NARROW_TITLE_CHARS)
+    if frame.title_chars is not None:
+        _wrap_titles(spec, frame.title_chars)
     return spec
-
-
-#: About the characters of a bold 12 px axis title that fit across a phone's chart.
-NARROW_TITLE_CHARS = 38
 
 
 def _wrap_titles(node: Any, limit: int) -> None:
