@@ -448,9 +448,9 @@ def _inert(text: str) -> bool:
 def _check_charts(charts: SiteCharts) -> None:
     # Pages include a chart's SVG as it is (and a spec is never stored).
     for chart in charts.all():
-        for svg in (chart.svg, chart.narrow_svg):
-            if chart.specs or not svg.startswith("<svg ") or not _inert(svg):
-                raise Damaged("not a chart, or one with an element charts do not use")
+        drawings = (chart.svg, chart.narrow_svg)
+        if chart.specs or not all(d.startswith("<svg ") and _inert(d) for d in drawings):
+            raise Damaged("not a chart, or one with an element charts do not use")
 
 
 _HASH = re.compile(r"[0-9a-f]{32}")
