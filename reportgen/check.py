@@ -25,7 +25,7 @@ from .stats.plain import MAX_K, confidence_extreme, decimals
 from .stats.task_tests import DEFAULT_LEVEL, TaskTests, task_tests
 
 #: report.json versions `check`, `compare` and `plan` read.
-READABLE_VERSIONS = (1, 2, 3)
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 
 def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[str, Any]:
@@ -52,7 +52,7 @@ def read_report(path: Path, flag: str = "report", tasks: bool = False) -> dict[s
     # Versions 1 (before the headline choice) and 2 (before the per-task tests) stay
     # readable: old sites are baselines.
     if not isinstance(doc, dict) or doc.get("schema_version") not in READABLE_VERSIONS:
-        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1 to 3)")
+        raise UserError(f"{flag}: {file}: not a reportgen report.json (schema_version 1 to 4)")
     problems = Problems()
     for problem in _report_problems(doc, tasks):
         problems.add(f"{flag}: {file}: {problem}")

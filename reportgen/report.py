@@ -26,6 +26,12 @@ from .stats.bootstrap import (
 )
 from .stats.clustered import ClusteredReliability, clustered_reliability
 from .stats.compare import Comparison, compare
+from .stats.consistency import (
+    ConsistencyCoverage,
+    OutcomeConsistency,
+    check_consistency_coverage,
+    outcome_consistency,
+)
 from .stats.coverage import CoverageCheck, check_coverage
 from .stats.estimate import (
     CurvePoint,
@@ -77,6 +83,11 @@ class SetReport:
     coverage: CoverageCheck | None
     #: Which reliability@k leads the pages (chosen from `coverage`).
     headline: Headline
+    #: Outcome consistency (HAL's C_out and its unbiased form), over tasks with 2+ runs.
+    consistency: OutcomeConsistency
+    #: How often its intervals held the truth in simulated suites of this shape; None
+    #: where there is nothing to simulate (fewer than two such tasks, or every run alike).
+    consistency_coverage: ConsistencyCoverage | None
     #: What leads instead where the headline's interval covered less than UNFIT_COVERAGE.
     supported: Supported | None = None
 
@@ -450,6 +461,38 @@ def _set_report(
         ],
         coverage=coverage,
         headline=headline,
+        consistency=results.get(
+            "outcome consistency",
+            OutcomeConsistency,
+            outcome_consistency,
+            successes,
+            runs,
+            confidence,
+        ),
+        consistency_coverage=(
+            _consistency_coverage(successes, runs, confidence, results) if coverage_check else None
+        ),
+    )
+
+
+def _consistency_coverage(
+    successes: IntArray, runs: IntArray, confidence: float, results: Results
+) -> ConsistencyCoverage | None:
+    """The coverage check of the consistency intervals, in a population fitted to the
+    tasks they are computed over (those with two runs or more)."""
+    kept = runs >= 2
+    if np.count_nonzero(kept) < 2:
+        return None
+    population = fit_population(successes[kept], runs[kept])
+    if population.every_run is not None:
+        return None
+    return results.get(
+        "consistency coverage",
+        ConsistencyCoverage | None,
+        check_consistency_coverage,
+        runs[kept],
+        population,
+        confidence,
     )
 
 

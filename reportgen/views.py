@@ -17,6 +17,13 @@ from .numbers import interval_json, number
 from .stats.bootstrap import BootstrapInterval, TwoStageBootstrap
 from .stats.clustered import ClusteredInterval, ClusteredReliability
 from .stats.compare import Comparison
+from .stats.consistency import (
+    ESTIMATORS,
+    ConsistencyCoverage,
+    OutcomeConsistency,
+    hal_outcome_consistency,
+    unbiased_outcome_consistency,
+)
 from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, TaskEstimates
 from .stats.headline import Headline, Supported, uncalibrated
@@ -30,8 +37,9 @@ if TYPE_CHECKING:  # the views read the report model; it never imports them
     from .report import Report, SetReport
 
 #: report.json's layout version: 2 added the headline choice and the coverage check,
-#: 3 the per-task change tests of comparisons and trend steps ("task_tests").
-SCHEMA_VERSION = 3
+#: 3 the per-task change tests of comparisons and trend steps ("task_tests"), 4 the
+#: outcome consistency of each set and task.
+SCHEMA_VERSION = 4
 
 Json = dict[str, Any]
 
@@ -122,6 +130,48 @@ def coverage_json(check: CoverageCheck) -> Json:
             for i in check.intervals
         ],
     }
+
+
+def consistency_json(result: OutcomeConsistency, check: ConsistencyCoverage | None) -> Json:
+    """A set's outcome consistency, both estimators, and the check of their intervals."""
+    body: Json = {
+        "tasks": result.tasks,
+        "single_run_tasks": result.single_run_tasks,
+        "confidence": result.confidence,
+        "resamples": result.resamples,
+        "seed": result.seed,
+    }
+    for name in ESTIMATORS:
+        value = result.on(name)
+        body[name] = {
+            "estimate": number(value.estimate),
+            "low": number(value.low),
+            "high": number(value.high),
+        }
+    body["coverage"] = None
+    if check is not None:
+        population = check.population
+        body["coverage"] = {
+            "suites": check.suites,
+            "resamples": check.resamples,
+            "seed": check.seed,
+            "population": {
+                "model": "point mass" if population.concentration is None else "beta",
+                "mean": population.mean,
+                "alpha": population.alpha,
+                "beta": population.beta,
+            },
+            "true_value": check.true_value,
+            **{
+                name: {
+                    "coverage": check.of(name)[0],
+                    "monte_carlo_error": check.monte_carlo_error(name),
+                    "bias": check.of(name)[1],
+                }
+                for name in ESTIMATORS
+            },
+        }
+    return body
 
 
 def estimate_json(
@@ -391,8 +441,14 @@ def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None
     for s in report.sets:
         body = summary_set_json(s)
         made = None if with_pages is None else with_pages[s.id]
+        tasks = s.estimates.tasks
+        unbiased = unbiased_outcome_consistency(tasks.successes, tasks.runs).tolist()
+        hal = hal_outcome_consistency(tasks.successes, tasks.runs).tolist()
         for i, task in enumerate(body["tasks"]):
             task["page"] = s.task_page(i) if made is None or i in made else None
+            task["outcome_consistency"] = (
+                None if tasks.runs[i] < 2 else {"unbiased": unbiased[i], "hal": hal[i]}
+            )
         sets.append(
             {
                 "id": s.id,
@@ -405,6 +461,7 @@ def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None
                 },
                 "clustered": None if s.clustered is None else clustered_json(s.clustered),
                 "coverage": None if s.coverage is None else coverage_json(s.coverage),
+                "outcome_consistency": consistency_json(s.consistency, s.consistency_coverage),
                 "planner": [plan_json(p) for p in s.plans],
                 "curve": [
                     {

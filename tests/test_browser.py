@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import re
 import urllib.error
 import urllib.request
@@ -33,6 +34,8 @@ from urllib.parse import urldefrag, urlsplit
 from urllib.request import url2pathname
 
 import pytest
+
+from reportgen.stats.plain import decimals
 
 from .browser_util import ARTIFACTS, AXE, CHROMIUM_ARGS, find_chromium, serve, unavailable
 from .conftest import build_example
@@ -1111,3 +1114,36 @@ def test_print_hides_navigation_and_makes_a_pdf(context: BrowserContext, served:
     assert len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 1
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "overview.pdf").write_bytes(pdf)
+
+
+def test_the_reliability_profile_shows_report_json_s_consistency(
+    browser: Browser, served: Site
+) -> None:
+    """The set page's profile table, as a reader sees it at both widths, holds the
+    values report.json gives, each with its interval and the coverage measured."""
+    doc = json.loads((served.folder / "report.json").read_text())
+    for viewport in (DESKTOP, PHONE):
+        ctx = browser.new_context(viewport=viewport)
+        try:
+            page = ctx.new_page()
+            for rs in doc["result_sets"]:
+                page.goto(served.url(rs["page"]))
+                table = page.locator("#profile-heading ~ div table")
+                assert table.is_visible()
+                rows = table.locator("tbody tr").all_inner_texts()
+                consistency = rs["outcome_consistency"]
+                assert len(rows) == 2
+                for row, name in zip(rows, ("unbiased", "hal"), strict=True):
+                    value = consistency[name]
+                    cells = row.split("\t")
+                    assert cells[-3] == decimals(value["estimate"], 3)
+                    low, high = decimals(value["low"], 3), decimals(value["high"], 3)
+                    assert cells[-2] == f"[{low}, {high}]"
+                    share = consistency["coverage"][name]["coverage"]
+                    assert cells[-1].startswith(decimals(100 * share, 1) + "%")
+                # Nothing in the section is wider than the page.
+                width = page.evaluate("document.documentElement.clientWidth")
+                box = page.locator("#profile-heading ~ div").bounding_box()
+                assert box is not None and box["x"] + box["width"] <= width + 1
+        finally:
+            ctx.close()

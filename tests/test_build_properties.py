@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -100,6 +101,10 @@ def run(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def suite_tasks_evaluated(suite: Any) -> list[Any]:
+    return [t for t in suite.tasks if t.runs > 0]
+
+
 #: Every level reportgen accepts (config.MIN_CONFIDENCE to MAX_CONFIDENCE), ends included.
 levels = st.one_of(
     st.floats(min_value=MIN_CONFIDENCE, max_value=MAX_CONFIDENCE),
@@ -135,8 +140,14 @@ def test_any_suite_builds_and_report_json_matches_summary(
     assert (report["k"], report["confidence"]) == (summary["k"], summary["confidence"])
     assert len(report["result_sets"]) == len(summary["result_sets"]) == 1
     built, printed = report["result_sets"][0], summary["result_sets"][0]
-    for task in built["tasks"]:
-        del task["page"]  # the one thing only the site has
+    for task, counts in zip(built["tasks"], suite_tasks_evaluated(suite), strict=True):
+        del task["page"]  # only the site has pages and each task's consistency
+        consistency = task.pop("outcome_consistency")
+        if counts.runs < 2:
+            assert consistency is None
+        else:
+            p = counts.successes / counts.runs
+            assert consistency["hal"] == pytest.approx((2 * p - 1) ** 2, abs=1e-12)
     for key, value in printed.items():
         assert built[key] == value, key
     evaluated = [t for t in suite.tasks if t.runs > 0]

@@ -575,14 +575,15 @@ def test_current_report_with_broken_tasks_exits_2(
     assert f"report: {now}: result_sets[0].tasks[0].runs" in err
 
 
-def test_schema_version_3_is_written_and_1_to_3_are_read() -> None:
+def test_schema_version_4_is_written_and_1_to_4_are_read() -> None:
     from reportgen.check import READABLE_VERSIONS
     from reportgen.views import SCHEMA_VERSION
 
     schema = json.loads((Path(__file__).parent.parent / "reportgen/report.schema.json").read_text())
-    assert SCHEMA_VERSION == 3 == schema["properties"]["schema_version"]["const"]
-    assert READABLE_VERSIONS == (1, 2, 3)
+    assert SCHEMA_VERSION == 4 == schema["properties"]["schema_version"]["const"]
+    assert READABLE_VERSIONS == (1, 2, 3, 4)
     assert "task_tests" in schema["properties"]["comparisons"]["items"]["required"]
+    assert "outcome_consistency" in schema["$defs"]["result_set"]["required"]
 
 
 def test_the_example_sites_per_task_tests_match_scipy(example_site: Path) -> None:

@@ -145,19 +145,22 @@ def test_report_from_kept_results_is_the_computed_report() -> None:
     computed = build_report(sets, "T", "", 2, 0.9)
     first = Results()
     build_report(sets, "T", "", 2, 0.9, results=first)
-    assert len(first.used) == 7  # curve, bootstrap, coverage of each set; one comparison's tests
+    # Of each set: curve, bootstrap, coverage, outcome consistency and its coverage;
+    # and one comparison's tests.
+    assert len(first.used) == 11
     again = Results(orjson.loads(orjson.dumps(first.used)))
     kept = build_report(sets, "T", "", 2, 0.9, results=again)
-    assert again.reused == 7
+    assert again.reused == 11
     for x, y in zip(computed.sets, kept.sets, strict=True):
         assert same(x.bootstrap, y.bootstrap) and same(x.coverage, y.coverage)
-        assert same(x.curve, y.curve)
+        assert same(x.curve, y.curve) and same(x.consistency, y.consistency)
+        assert same(x.consistency_coverage, y.consistency_coverage)
     assert same(computed.comparisons[0].tests, kept.comparisons[0].tests)
-    # Another k: the bootstrap and the coverage are made again; the curves and the
-    # task tests, which do not depend on k, are read back.
+    # Another k: the bootstrap and the coverage are made again; the curves, the
+    # consistency and the task tests, which do not depend on k, are read back.
     other = Results(orjson.loads(orjson.dumps(first.used)))
     build_report(sets, "T", "", 3, 0.9, results=other)
-    assert other.reused == 3
+    assert other.reused == 7
 
 
 # ---------------------------------------------------------------- through build()
@@ -208,7 +211,7 @@ def test_set_page_edit_reads_the_results_back_and_matches_a_clean_build(
     build(config_for(results, theme, site))
     edit(theme, "<p>edited</p>")
     rebuilt = build(config_for(results, theme, site))
-    assert "7 computed results" in rebuilt.reused
+    assert "11 computed results" in rebuilt.reused
     clean = tmp_path / "clean"
     build(config_for(results, theme, clean), use_cache=False)
     assert tree(site) == tree(clean)
@@ -265,4 +268,4 @@ def test_damaged_results_entry_is_ignored_and_recomputed(
     assert tree(site) == tree(clean)
     # The entry is whole again for the next build.
     edit(theme, "<p>and again</p>")
-    assert "7 computed results" in build(config_for(results, theme, site)).reused
+    assert "11 computed results" in build(config_for(results, theme, site)).reused

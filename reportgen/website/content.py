@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import numpy as np
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -52,6 +53,14 @@ from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stag
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
 from ..stats.compare import compare as compare_sets
+from ..stats.consistency import (
+    ConsistencyCoverage,
+    OutcomeConsistency,
+    check_consistency_coverage,
+    hal_outcome_consistency,
+    outcome_consistency,
+    unbiased_outcome_consistency,
+)
 from ..stats.coverage import MIN_BOOTSTRAP_REPLICATES, CoverageCheck, check_coverage
 from ..stats.estimate import (
     SuiteInterval,
@@ -436,6 +445,44 @@ def render_content(
     return markdown_to_html(markdown), meta
 
 
+@dataclass(frozen=True)
+class ConsistencyTask:
+    successes: int
+    runs: int
+    unbiased: float
+    hal: float
+
+
+@dataclass(frozen=True)
+class ConsistencyExample:
+    """A made-up suite's outcome consistency, task by task and over the suite."""
+
+    tasks: list[ConsistencyTask]
+    suite: OutcomeConsistency
+
+
+def consistency_example(items: Sequence[Any], confidence: float) -> ConsistencyExample:
+    c, n = (np.array(values, dtype=np.int64) for values in _counts(items))
+    unbiased, hal = unbiased_outcome_consistency(c, n), hal_outcome_consistency(c, n)
+    return ConsistencyExample(
+        [
+            ConsistencyTask(int(c[i]), int(n[i]), float(unbiased[i]), float(hal[i]))
+            for i in range(c.size)
+        ],
+        outcome_consistency(c, n, confidence),
+    )
+
+
+@functools.cache
+def consistency_coverage_example(
+    alpha: float, beta: float, tasks: int, runs: int, confidence: float
+) -> ConsistencyCoverage | None:
+    """The check of the consistency intervals for a made-up suite (cached, like
+    coverage_example): `tasks` tasks of `runs` runs, rates from Beta(alpha, beta)."""
+    population = Population(alpha / (alpha + beta), alpha + beta)
+    return check_consistency_coverage([runs] * tasks, population, confidence)
+
+
 def _example_functions(k: int, confidence: float) -> dict[str, Any]:
     """What a content page calls to work its examples out, at the site's k and level
     unless the page passes its own. Counts are written as pages write them (_pair)."""
@@ -484,6 +531,16 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         options.setdefault("confidence", confidence)
         return plan(target_halfwidth, **options)
 
+    def consistency(items: Sequence[Any]) -> ConsistencyExample:
+        return consistency_example(items, confidence)
+
+    def consistency_coverage(
+        alpha: float, beta: float, tasks: int, runs: int
+    ) -> ConsistencyCoverage | None:
+        return consistency_coverage_example(
+            float(alpha), float(beta), int(tasks), int(runs), confidence
+        )
+
     return {
         "task": task,
         "suite": suite,
@@ -493,6 +550,8 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         "plan": planner,
         "task_changes": task_changes,
         "coverage": coverage,
+        "consistency": consistency,
+        "consistency_coverage": consistency_coverage,
     }
 
 
