@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 import orjson
 
-from .counts import EXCLUDED, PASS, TaskCounts
+from .counts import EXCLUDED, MEASURES, PASS, TaskCounts
 from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded, side_files
@@ -374,6 +374,16 @@ def _check_task(task: TaskCounts) -> None:
     for position in task.notes:
         if not 0 <= position < len(codes) or codes[position] != EXCLUDED:
             raise Damaged("a note on a run that was evaluated")
+    for name, packed in task.measures.items():
+        import numpy as np  # only where runs recorded measures: an unchanged build loads none
+
+        if name not in MEASURES or len(packed) != 8 * len(codes):
+            raise Damaged("an unknown measure, or one that is not one value a run")
+        values = np.frombuffer(packed, dtype=np.float64)
+        known = values[~np.isnan(values)]
+        top = 1.0 if name == "confidence" else np.inf
+        if known.size and not (np.all(known >= 0) and np.all(known <= top)):
+            raise Damaged(f"a {name} outside what the readers accept")
 
 
 def _without_specs(charts: SiteCharts) -> SiteCharts:

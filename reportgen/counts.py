@@ -6,6 +6,7 @@ run order kept in `codes`.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 #: Run outcome codes, one byte per run: compact enough for millions of runs.
@@ -14,6 +15,12 @@ PASS, FAIL, EXCLUDED = 1, 0, 2
 #: report) overflowed numpy's 64-bit integers with a traceback; no eval runs a
 #: task a billion times.
 MAX_COUNT = 10**9
+
+
+#: What a run may record beside its outcome, in the order pages list them: its cost
+#: (in the harness's currency, usually US dollars), its wall time in seconds, the
+#: tokens it used, and the agent's own confidence that it passed, in [0, 1].
+MEASURES = ("cost", "duration", "tokens", "confidence")
 
 
 def whole_number(text: str) -> int | None:
@@ -48,6 +55,19 @@ class TaskCounts:
     #: What the task asks, shortened, where the harness records it (an Inspect
     #: sample's input), shown beside its id.
     detail: str | None = None
+    #: Per-run measures (MEASURES) in run order, one 8-byte float per run of `codes`
+    #: (NaN where that run did not record it), packed like `codes`: a million runs
+    #: take 8 MB a measure. Only the measures some run of the task recorded.
+    measures: dict[str, bytes] = field(default_factory=dict)
+
+    def measure(self, name: str) -> array[float] | None:
+        """One measure's values in run order (NaN where missing), or None."""
+        packed = self.measures.get(name)
+        if packed is None:
+            return None
+        values = array("d")
+        values.frombytes(packed)
+        return values
 
     @property
     def outcomes(self) -> list[bool | None] | None:

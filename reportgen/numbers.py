@@ -38,6 +38,16 @@ def p_value(value: float | None) -> str:
     return decimals(value, 3) if value >= 0.001 else f"{value:.1e}"
 
 
+def significant(value: float | None) -> str:
+    """An amount to three significant digits, as costs and times vary in scale:
+    0.000412, 0.0123, 12.3, 1,234; 'n/a' for an undefined value."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:#.3g}".rstrip(".") if value else "0"
+
+
 def fixed(value: float | None) -> str:
     """Three decimals, or 'n/a' for an undefined value."""
     if value is None or math.isnan(value):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import GUESSES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
+from .counts import GUESSES, MEASURES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
 from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .history import Json, SiteHistory, site_history, task_test_level
 from .numbers import interval_json, number
@@ -54,6 +54,7 @@ from .stats.headline import (
 from .stats.plain import decimals
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import Population, fit_population
+from .stats.resources import ResourceSummary, summarise_resources
 from .stats.task_tests import TaskTests, natural_key, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
 
@@ -88,6 +89,8 @@ class SetReport:
     #: How often its intervals held the truth in simulated suites of this shape; None
     #: where there is nothing to simulate (fewer than two such tasks, or every run alike).
     consistency_coverage: ConsistencyCoverage | None
+    #: Cost per run and resource consistency, where runs recorded cost, time or tokens.
+    resources: ResourceSummary | None
     #: What leads instead where the headline's interval covered less than UNFIT_COVERAGE.
     supported: Supported | None = None
 
@@ -472,6 +475,42 @@ def _set_report(
         consistency_coverage=(
             _consistency_coverage(successes, runs, confidence, results) if coverage_check else None
         ),
+        resources=_resources(tasks, estimates, headline, k, confidence, results),
+    )
+
+
+def _resources(
+    tasks: list[TaskCounts],
+    estimates: SuiteEstimates,
+    headline: Headline,
+    k: int,
+    confidence: float,
+    results: Results,
+) -> ResourceSummary | None:
+    """Costs and resource consistency over every recorded run of the evaluated tasks;
+    None where no run recorded a measure. A reliable success is priced by the pass^k
+    the page leads with (plug-in where the unbiased one leaves tasks out)."""
+    names = [name for name in MEASURES if any(name in t.measures for t in tasks)]
+    if not names:
+        return None
+    lengths = [len(t.codes or b"") for t in tasks]
+    owner = np.repeat(np.arange(len(tasks), dtype=np.int64), lengths)
+    measures = {
+        name: np.concatenate(
+            [
+                np.frombuffer(t.measures[name], dtype=np.float64)
+                if name in t.measures
+                else np.full(length, np.nan)
+                for t, length in zip(tasks, lengths, strict=True)
+            ]
+        )
+        for name in names
+    }
+    per_task = estimates.tasks.unbiased if headline.estimator == "unbiased" else None
+    if per_task is None or np.isnan(per_task).any():
+        per_task = estimates.tasks.plugin
+    return results.get(
+        "resources", ResourceSummary, summarise_resources, owner, measures, per_task, k, confidence
     )
 
 

@@ -28,6 +28,7 @@ from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, TaskEstimates
 from .stats.headline import Headline, Supported, uncalibrated
 from .stats.planner import Plan
+from .stats.resources import RESOURCES, ResourceSummary
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
 from .terminal import estimate_warnings, set_warnings
@@ -172,6 +173,44 @@ def consistency_json(result: OutcomeConsistency, check: ConsistencyCoverage | No
             },
         }
     return body
+
+
+def _mean_json(value: Any) -> Json | None:
+    if value is None:
+        return None
+    return {
+        "estimate": number(value.estimate),
+        "low": number(value.low),
+        "high": number(value.high),
+    }
+
+
+def resources_json(summary: ResourceSummary | None) -> Json | None:
+    """A set's costs and resource consistency; None where no run recorded any."""
+    if summary is None:
+        return None
+    consistency, cost = summary.consistency, summary.cost
+    return {
+        "confidence": summary.confidence,
+        "resamples": summary.resamples,
+        "seed": summary.seed,
+        "resource_consistency": None
+        if consistency is None
+        else {
+            "resources": list(consistency.resources),
+            "tasks": consistency.tasks,
+            **_mean_json(consistency.value),  # type: ignore[dict-item]
+            "mean_cv": dict(zip(RESOURCES, map(number, consistency.mean_cv), strict=True)),
+        },
+        "cost": None
+        if cost is None
+        else {
+            "runs": cost.runs,
+            "per_run": _mean_json(cost.per_run),
+            "per_reliable_success": _mean_json(cost.per_reliable_success),
+            "k": cost.k,
+        },
+    }
 
 
 def estimate_json(
@@ -462,6 +501,7 @@ def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None
                 "clustered": None if s.clustered is None else clustered_json(s.clustered),
                 "coverage": None if s.coverage is None else coverage_json(s.coverage),
                 "outcome_consistency": consistency_json(s.consistency, s.consistency_coverage),
+                "resources": resources_json(s.resources),
                 "planner": [plan_json(p) for p in s.plans],
                 "curve": [
                     {

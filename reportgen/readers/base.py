@@ -6,6 +6,7 @@ The field checks readers share are in fields.py, document loading in documents.p
 
 from __future__ import annotations
 
+import math
 import os
 import stat
 from array import array
@@ -99,6 +100,7 @@ class _TaskTally:
         "codes",
         "counts_only",
         "detail",
+        "measures",
         "notes",
         "ordered",
         "positions",
@@ -118,9 +120,25 @@ class _TaskTally:
         self.detail: str | None = None
         self.category: str | None = None
         self.counts_only: tuple[int, int, int] | None = None
+        #: Per-run measures by name, one value per run in `codes` (NaN where a run has
+        #: none); None until a run of the task records one.
+        self.measures: dict[str, array[float]] | None = None
         #: With counts_only: `codes` holds the runs already in run order (a table
         #: grouped by DuckDB); without it the task has no run-by-run record.
         self.ordered = False
+
+
+def _add_measures(tally: _TaskTally, values: dict[str, float]) -> None:
+    """One run's measures, before its code is appended: every column grows by one, and
+    a measure first seen now starts with NaN for the task's earlier runs."""
+    columns = tally.measures
+    if columns is None:
+        columns = tally.measures = {}
+    for name in values:
+        if name not in columns:
+            columns[name] = array("d", [math.nan]) * len(tally.codes)
+    for name, column in columns.items():
+        column.append(values.get(name, math.nan))
 
 
 class Tally:
@@ -307,11 +325,13 @@ class Tally:
         category: str | None = None,
         url: str | None = None,
         note: str | None = None,
+        measures: dict[str, float] | None = None,
     ) -> None:
-        """One run; `note` says why it was not evaluated (passed None), where known."""
+        """One run; `note` says why it was not evaluated (passed None), where known;
+        `measures` what else it recorded (counts.MEASURES), already checked."""
         if self._held is not None:
             self._check_held(position, task, suite, model, category)
-            args = (position, task, passed, suite, model, run, category, url, note)
+            args = (position, task, passed, suite, model, run, category, url, note, measures)
             self._held.append((self.add_run, args, {}))
             return
         # Runs of one (suite, model) usually come in a row: reuse the last group.
@@ -345,6 +365,8 @@ class Tally:
             tally.urls[len(tally.codes)] = url
         if note is not None and passed is None:
             tally.notes[len(tally.codes)] = note
+        if measures or tally.measures is not None:
+            _add_measures(tally, measures or {})
         tally.codes.append(EXCLUDED if passed is None else PASS if passed else FAIL)
 
     def add_counts(
@@ -388,13 +410,21 @@ class Tally:
         model: str | None = None,
         category: str | None = None,
         urls: dict[int, str] | None = None,
+        measures: dict[str, bytes] | None = None,
     ) -> None:
         """A task whose runs were counted and put in run order elsewhere (a table
         grouped in DuckDB): its (successes, evaluated runs, excluded runs) and its
-        run codes, one byte per run, so the task page can still draw the runs."""
+        run codes, one byte per run, so the task page can still draw the runs; and
+        its measures, packed as TaskCounts keeps them."""
         if self._held is not None:
             self._check_held(where, task, suite, model, category)
-            kwargs = {"suite": suite, "model": model, "category": category, "urls": urls}
+            kwargs = {
+                "suite": suite,
+                "model": model,
+                "category": category,
+                "urls": urls,
+                "measures": measures,
+            }
             self._held.append((self.add_task, (where, task, counts, codes), kwargs))
             return
         self.add_counts(
@@ -410,6 +440,11 @@ class Tally:
         tally.codes = bytearray(codes)
         tally.ordered = True
         tally.urls = urls or {}
+        if measures:
+            tally.measures = {}
+            for name, packed in measures.items():
+                tally.measures[name] = column = array("d")
+                column.frombytes(packed)
 
     def result_sets(self, format_name: str) -> list[ResultSet]:
         """One result set per (suite, model) read, each naming the inputs that held it."""
@@ -446,9 +481,11 @@ class Tally:
                 tally.category,
                 codes=bytes(tally.codes),
                 urls=dict(tally.urls),
+                measures=_packed(tally.measures, None),
             )
         codes = bytes(tally.codes)
         urls, notes = tally.urls, tally.notes
+        order: list[int] | None = None
         if tally.run_ids is not None:
             # Runs carry ids: check each appears once (also when some runs have none,
             # which once skipped the check), and show them in run order.
@@ -463,7 +500,9 @@ class Tally:
                         f"{self.where(positions[i])}: run {run_ids[i]!r} of task {task_id!r} "
                         f"appears twice (first at {self.where(positions[first])})"
                     )
-            if len(run_ids) == len(codes):
+            if len(run_ids) != len(codes):
+                order = None
+            else:
                 remap = {old: new for new, old in enumerate(order)}
                 codes = bytes(codes[i] for i in order)
                 urls = {remap[i]: u for i, u in urls.items()}
@@ -479,7 +518,19 @@ class Tally:
             urls=dict(urls),
             notes=dict(notes),
             detail=tally.detail,
+            measures=_packed(tally.measures, order),
         )
+
+
+def _packed(columns: dict[str, array[float]] | None, order: list[int] | None) -> dict[str, bytes]:
+    """Measures as TaskCounts keeps them, in run order when the runs were sorted."""
+    if not columns:
+        return {}
+    if order is None:
+        return {name: column.tobytes() for name, column in columns.items()}
+    return {
+        name: array("d", [column[i] for i in order]).tobytes() for name, column in columns.items()
+    }
 
 
 def _sort_key(run: Any) -> tuple[int, Any]:

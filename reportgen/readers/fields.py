@@ -78,6 +78,25 @@ def unprintable(text: str) -> str | None:
     return f"holds U+{ord(char):04X}, {kind}; ids and names must be printable text"
 
 
+def measure_value(name: str, value: Any) -> float | None:
+    """A run's measure (counts.MEASURES) as a float, or None when it is not one: a
+    finite number of at least 0, and for "confidence" at most 1."""
+    if type(value) is bool or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer wider than any float
+        return None
+    if not 0.0 <= number < math.inf or (name == "confidence" and number > 1.0):
+        return None
+    return number
+
+
+def measure_rule(name: str) -> str:
+    """What measure_value accepts, for a message."""
+    return "a number from 0 to 1" if name == "confidence" else "a number of at least 0"
+
+
 def parse_passed(value: Any) -> tuple[bool, bool | None]:
     """(ok, outcome): true/false, 1/0, or null for a run that could not be evaluated."""
     if value is None or isinstance(value, bool):

@@ -8,11 +8,20 @@ from typing import Any
 
 import orjson
 
+from ..counts import MEASURES
 from ..json_scan import check_json_values
 from ..limits import MAX_JSON_VALUES, TooLarge
 from .base import Reader, Source, Tally
 from .documents import MAX_LINE_BYTES, json_loads, json_reason, jsonl_lines
-from .fields import describe, is_http_url, is_optional_text, parse_passed, task_id_of
+from .fields import (
+    describe,
+    is_http_url,
+    is_optional_text,
+    measure_rule,
+    measure_value,
+    parse_passed,
+    task_id_of,
+)
 
 #: From this size on, a file is first read through DuckDB (bench/run.py measures both
 #: ways); below it, loading DuckDB costs more than it saves.
@@ -170,8 +179,17 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
             passed = get("passed", _MISSING)
             suite, model, run = get("suite"), get("model"), get("run")
             category, url = get("category"), get("url")
+            measures = None
             if (
-                type(task) is str
+                "cost" in record
+                or "duration" in record
+                or "tokens" in record
+                or "confidence" in record
+            ):
+                measures = _measures(record)
+            if (
+                measures is not _BAD
+                and type(task) is str
                 and task.strip()
                 and (passed is True or passed is False or passed is None)
                 and (suite is None or (type(suite) is str and suite.strip()))
@@ -180,12 +198,29 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
                 and (run is None or type(run) is int or type(run) is str)
                 and (url is None or is_http_url(url))
             ):
-                add_run(number + base, task, passed, suite, model, run, category, url)
+                add_run(
+                    number + base, task, passed, suite, model, run, category, url, None, measures
+                )
                 continue
         _canonical_record(number + base, record, tally)
 
 
 _MISSING = object()
+_BAD: dict[str, float] = {}
+
+
+def _measures(record: dict[str, Any]) -> dict[str, float] | None:
+    """The record's measures (null ones left out), None when it has none, or _BAD when
+    one is not a number the measure takes (the slow path then says which)."""
+    measures = {}
+    for name in MEASURES:
+        raw = record.get(name)
+        if raw is not None:
+            value = measure_value(name, raw)
+            if value is None:
+                return _BAD
+            measures[name] = value
+    return measures or None
 
 
 def _canonical_record(position: int, record: Any, tally: Tally) -> None:
@@ -231,6 +266,11 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
             f'{where}: "run" must be an integer below 2**64 or a string, got {describe(run)}'
         )
         return
+    for name in MEASURES:
+        raw = record.get(name)
+        if raw is not None and measure_value(name, raw) is None:
+            problems.add(f'{where}: "{name}": {describe(raw)} is not {measure_rule(name)}')
+            return
     tally.add_run(
         position,
         task,
@@ -240,6 +280,7 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
         run=run,
         category=record.get("category"),
         url=url,
+        measures=_measures(record),
     )
 
 

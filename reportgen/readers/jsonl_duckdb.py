@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..counts import EXCLUDED, FAIL, PASS
+from ..counts import EXCLUDED, FAIL, MEASURES, PASS
 from .base import Source, Tally
 from .documents import json_loads, jsonl_lines
 from .duckdb_common import (
@@ -31,8 +31,18 @@ from .fields import unprintable
 if TYPE_CHECKING:
     import duckdb
 
-#: The keys of a canonical JSONL record that the count depends on.
-_JSONL_KEYS = ("task", "task_id", "passed", "suite", "model", "run", "category", "url")
+#: The keys of a canonical JSONL record that the count depends on, and the measures.
+_JSONL_KEYS = (
+    "task",
+    "task_id",
+    "passed",
+    "suite",
+    "model",
+    "run",
+    "category",
+    "url",
+    *MEASURES,
+)
 
 
 def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bool:
@@ -155,6 +165,7 @@ def _load_values(
             CASE WHEN {_is_whole(run)} THEN CAST({run} AS BIGINT) END AS run_number,
             {_text(run)} AS run_text,
             {run} AS run,
+            ({" OR ".join(f"{ident(name)} IS NOT NULL" for name in MEASURES)}) AS measured,
             NOT coalesce(
                 (({_is_text(task)} AND {task} <> '""') OR {_is_whole(task)})
                 AND ({passed} IS NULL OR {passed} IN ('true', 'false', '0', '1'))
@@ -173,7 +184,9 @@ def _load_values(
 
 def _plainly_well_formed(con: duckdb.DuckDBPyConnection, path: Path, max_line: int) -> bool:
     """No bad record, no missing "passed" read as null, and no run given twice."""
-    flaws = con.execute("SELECT count(*) FILTER (WHERE bad) FROM v").fetchone()
+    # Runs that record a measure (cost, duration, tokens, confidence) go to the Python
+    # reader, which keeps them.
+    flaws = con.execute("SELECT count(*) FILTER (WHERE bad OR measured) FROM v").fetchone()
     if flaws is None or flaws[0]:
         return False
     # DuckDB reads a missing "passed" (an error) and "passed": null (a run not

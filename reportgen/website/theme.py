@@ -24,7 +24,15 @@ from jinja2.sandbox import SandboxedEnvironment
 from .. import __version__
 from ..errors import UserError
 from ..keys import key
-from ..numbers import fixed, p_value, percent, percent1, signed, signed_bracket
+from ..numbers import (
+    fixed,
+    p_value,
+    percent,
+    percent1,
+    signed,
+    signed_bracket,
+    significant,
+)
 from ..stats.plain import COVERAGE_NAMES
 from ..terminal import isolate_bidi, plain_warning
 
@@ -184,6 +192,7 @@ def environment(theme: Theme) -> jinja2.Environment:
     env.filters["pvalue"] = p_value
     env.filters["pct"] = percent
     env.filters["pct1"] = percent1
+    env.filters["sig3"] = significant
     env.filters["safe_url"] = safe_url
     env.filters["note"] = plain_warning
     env.filters["table_label"] = _table_label

@@ -1,0 +1,178 @@
+"""Per-run measures (cost, duration, tokens, confidence): read beside each run's
+outcome, kept in run order, checked where they are read and where they are cached."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from reportgen.errors import UserError
+from reportgen.readers import Source, load_sources
+
+
+def write_lines(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def measures_of(path: Path) -> dict[str, dict[str, list[float]]]:
+    [rs] = load_sources([Source(path)]).result_sets
+    return {t.id: {name: list(t.measure(name) or []) for name in t.measures} for t in rs.tasks}
+
+
+def same(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(
+        (math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(a, b, strict=True)
+    )
+
+
+def test_measures_follow_the_run_order_with_gaps_as_nan(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "runs.jsonl",
+        [
+            {"task": "a", "run": 2, "passed": True, "cost": 0.5, "duration": 3},
+            {"task": "a", "run": 1, "passed": False, "cost": 0.25, "tokens": None},
+            {"task": "a", "run": 3, "passed": None},
+            {"task": "b", "passed": True},
+            {"task": "b", "passed": True, "confidence": 0.9, "tokens": 1200},
+        ],
+    )
+    got = measures_of(path)
+    nan = math.nan
+    assert set(got) == {"a", "b"}
+    assert same(got["a"]["cost"], [0.25, 0.5, nan])  # runs 1, 2, 3
+    assert same(got["a"]["duration"], [nan, 3.0, nan])
+    assert set(got["a"]) == {"cost", "duration"}  # "tokens": null records nothing
+    assert same(got["b"]["confidence"], [nan, 0.9]) and same(got["b"]["tokens"], [nan, 1200.0])
+
+
+def test_runs_without_measures_have_none(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "runs.jsonl", [{"task": "a", "passed": True}] * 3)
+    assert measures_of(path) == {"a": {}}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "rule"),
+    [
+        ("cost", -0.01, "a number of at least 0"),
+        ("duration", "12s", "a number of at least 0"),
+        ("tokens", True, "a number of at least 0"),
+        ("confidence", 1.5, "a number from 0 to 1"),
+        ("cost", 10**400, "a number of at least 0"),
+    ],
+)
+def test_a_bad_measure_is_named_with_its_line(
+    tmp_path: Path, field: str, value: object, rule: str
+) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text(
+        json.dumps({"task": "a", "passed": True})
+        + "\n"
+        + json.dumps({"task": "a", "passed": False}).replace(
+            "}", f', "{field}": {json.dumps(value)}}}'
+        )
+        + "\n"
+    )
+    with pytest.raises(UserError) as error:
+        load_sources([Source(path)])
+    assert f'{path}:2: "{field}": ' in str(error.value) and rule in str(error.value)
+
+
+def test_a_rebuild_from_the_cache_keeps_the_measures(tmp_path: Path) -> None:
+    """Parsed inputs come back from the cache with their measures: a rebuild after a
+    template edit equals a clean build, resources included; a damaged cached measure
+    makes the input be read again."""
+    from reportgen.cache import CACHE_DIR
+
+    from .test_results_cache import build, config_for, edit, tree
+
+    records = [
+        {"task": f"t{t}", "run": r, "passed": (t + r) % 3 > 0, "cost": 0.01 * (t + 1) * (r + 2)}
+        for t in range(8)
+        for r in range(4)
+    ]
+    results = write_lines(tmp_path / "runs.jsonl", records)
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    (theme / "set.html").write_text(
+        (Path(__file__).parent.parent / "templates" / "set.html").read_text()
+    )
+    site = tmp_path / "site"
+    build(config_for(results, theme, site))
+    edit(theme, "<p>edited</p>")
+    assert "parsed inputs" in build(config_for(results, theme, site)).reused
+    clean = tmp_path / "clean"
+    build(config_for(results, theme, clean), use_cache=False)
+    assert tree(site) == tree(clean)
+    doc = json.loads((site / "report.json").read_text())
+    cost = doc["result_sets"][0]["resources"]["cost"]
+    assert cost["runs"] == 32
+    assert cost["per_run"]["estimate"] == pytest.approx(sum(r["cost"] for r in records) / 32)
+    # Damage: two characters more in each task's packed costs, so no longer 8 bytes a run.
+    entries = list((site.parent / CACHE_DIR / site.name).glob("*"))
+    damaged = 0
+    for entry in entries:
+        raw = entry.read_bytes()
+        if b'"measures"' in raw:
+            entry.write_bytes(raw.replace(b'"measures":{"cost":"', b'"measures":{"cost":"//', 1))
+            damaged += 1
+    assert damaged
+    edit(theme, "<p>again</p>")
+    again = build(config_for(results, theme, site))
+    assert "parsed inputs" not in again.reused
+    assert (
+        json.loads((site / "report.json").read_text())["result_sets"][0]["resources"]
+        == (doc["result_sets"][0]["resources"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "runs"),
+    [
+        ("cost", [-1.0, 2.0], 2),  # below 0
+        ("confidence", [0.5, 1.5], 2),  # above 1
+        ("speed", [1.0, 2.0], 2),  # no such measure
+        ("cost", [1.0], 2),  # not one value a run
+    ],
+)
+def test_the_cache_refuses_measures_no_reader_would_give(
+    name: str, values: list[float], runs: int
+) -> None:
+    from array import array
+
+    from reportgen.cache import Damaged, _check_task
+    from reportgen.counts import TaskCounts
+
+    fine = TaskCounts(
+        "t", 1, 2, codes=bytes([1, 0]), measures={"cost": array("d", [0.5, math.nan]).tobytes()}
+    )
+    _check_task(fine)
+    bad = TaskCounts(
+        "t", 1, runs, codes=bytes([1, 0]), measures={name: array("d", values).tobytes()}
+    )
+    with pytest.raises(Damaged):
+        _check_task(bad)
+
+
+def test_a_large_file_with_measures_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files past jsonl.DUCKDB_MIN_BYTES are grouped in DuckDB first; one whose runs
+    record measures gives the same tasks, measures included, as the Python reader."""
+    from reportgen.readers import jsonl
+
+    records = [
+        {"task": f"t{t}", "run": r, "passed": (t * r) % 3 > 0, "duration": float(t + r)}
+        for t in range(5)
+        for r in range(4)
+    ]
+    records[3] = {k: v for k, v in records[3].items() if k != "duration"}
+    path = write_lines(tmp_path / "runs.jsonl", records)
+    slow = load_sources([Source(path)]).result_sets
+    monkeypatch.setattr(jsonl, "DUCKDB_MIN_BYTES", 0)
+    fast = load_sources([Source(path)]).result_sets
+    assert [t.measures for t in fast[0].tasks] == [t.measures for t in slow[0].tasks]
+    assert len(fast[0].tasks[0].measures["duration"]) == 8 * 4
