@@ -236,6 +236,32 @@ def rebuild_rows(work: Path) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
+def profile_row(work: Path) -> tuple[str, str, str, str, str]:
+    """A clean build of 1,000,000 runs of one model with a cost, a duration and a
+    confidence on every run, against the same runs without them (issue 41)."""
+    plain, measured = work / "plain.jsonl", work / "measured.jsonl"
+    write_jsonl(plain, 10_000, 100, models=1, suite=False)
+    write_jsonl(measured, 10_000, 100, models=1, suite=False, measures=True)
+    without, with_ = [], []
+    for i in range(2):  # in turns, so drift falls on both alike
+        without.append(
+            wall(reportgen("build", str(plain), "-o", str(work / f"p{i}"), "--no-cache"), 1)
+        )
+        with_.append(
+            wall(reportgen("build", str(measured), "-o", str(work / f"m{i}"), "--no-cache"), 1)
+        )
+    plain.unlink()
+    measured.unlink()
+    a, b = statistics.median(with_), statistics.median(without)
+    return (
+        "clean build, 1,000,000 runs with cost, duration and confidence (reliability profile)",
+        f"{a:.2f} s",
+        f"the same runs without them: {b:.2f} s",
+        f"**{a / b:.2f}x**",
+        "<= 1.5x",
+    )
+
+
 def one_model_row(work: Path) -> tuple[str, str, str, str, str]:
     """A clean build of 1,000,000 runs of one model, against the json.loads loop.
 
@@ -370,6 +396,7 @@ def main() -> None:
         rows.extend(tau_parts(args.repeat))
         if not args.quick:
             rows.append(one_model_row(work))
+            rows.append(profile_row(work))
             rows.extend(rebuild_rows(work))
         try:
             latencies = serve_latency(work, args.repeat)

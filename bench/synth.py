@@ -9,11 +9,19 @@ import numpy as np
 
 
 def write_jsonl(
-    path: Path, tasks: int, runs: int, models: int = 2, seed: int = 7, suite: bool = True
+    path: Path,
+    tasks: int,
+    runs: int,
+    models: int = 2,
+    seed: int = 7,
+    suite: bool = True,
+    measures: bool = False,
 ) -> int:
     """Write tasks x runs records per model; returns the number of lines. Without
-    `suite`, a line holds only the task, run, outcome and model."""
+    `suite`, a line holds only the task, run, outcome and model; with `measures`, also
+    a cost, a duration and a confidence (the same outcomes either way)."""
     rng = np.random.default_rng(seed)
+    extra = np.random.default_rng(seed + 1)
     lines = 0
     with path.open("w", encoding="utf-8") as out:
         for m in range(models):
@@ -30,6 +38,10 @@ def write_jsonl(
                     record = {"model": model, "task": task, "run": r + 1, "passed": outcome}
                     if suite:
                         record = {"suite": "synthetic", **record}
+                    if measures:
+                        record["cost"] = round(float(extra.gamma(2.0, 0.01)), 5)
+                        record["duration"] = round(float(extra.gamma(4.0, 15.0)), 2)
+                        record["confidence"] = round(float(extra.random()), 3)
                     out.write(json.dumps(record) + "\n")
                     lines += 1
     return lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,22 +158,112 @@ def test_the_cache_refuses_measures_no_reader_would_give(
         _check_task(bad)
 
 
-def test_a_large_file_with_measures_keeps_them(
+def test_a_large_file_with_measures_reads_the_same_through_duckdb(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Files past jsonl.DUCKDB_MIN_BYTES are grouped in DuckDB first; one whose runs
-    record measures gives the same tasks, measures included, as the Python reader."""
-    from reportgen.readers import jsonl
+    """Files past jsonl.DUCKDB_MIN_BYTES are grouped in DuckDB: with runs out of order,
+    a task whose runs have ids only in part, two models and gaps in the measures, it
+    keeps the file (does not hand it back) and gives what the Python reader gives."""
+    import random
 
-    records = [
-        {"task": f"t{t}", "run": r, "passed": (t * r) % 3 > 0, "duration": float(t + r)}
-        for t in range(5)
-        for r in range(4)
-    ]
-    records[3] = {k: v for k, v in records[3].items() if k != "duration"}
+    from reportgen.readers import jsonl, jsonl_duckdb
+
+    rng = random.Random(2)
+    records = []
+    for t in range(30):
+        runs = list(range(6))
+        rng.shuffle(runs)
+        for r in runs:
+            record: dict = {"task": f"t{t}", "passed": rng.random() < 0.5}
+            record["model"] = "a" if t % 3 else "b"
+            if not (t % 7 == 0 and r == 3):
+                record["run"] = r
+            if rng.random() < 0.8:
+                record["cost"] = round(rng.random(), 3)
+            if t % 5 == 0:
+                record["confidence"] = 0.5
+            records.append(record)
     path = write_lines(tmp_path / "runs.jsonl", records)
     slow = load_sources([Source(path)]).result_sets
+    kept = []
+    read = jsonl_duckdb.read_jsonl_through_duckdb
+
+    def through_duckdb(*args: Any) -> bool:
+        kept.append(read(*args))
+        return kept[-1]
+
     monkeypatch.setattr(jsonl, "DUCKDB_MIN_BYTES", 0)
+    monkeypatch.setattr(jsonl_duckdb, "read_jsonl_through_duckdb", through_duckdb)
     fast = load_sources([Source(path)]).result_sets
-    assert [t.measures for t in fast[0].tasks] == [t.measures for t in slow[0].tasks]
-    assert len(fast[0].tasks[0].measures["duration"]) == 8 * 4
+    assert kept == [True]
+    assert [(t.id, t.codes, t.measures) for rs in fast for t in rs.tasks] == [
+        (t.id, t.codes, t.measures) for rs in slow for t in rs.tasks
+    ]
+    assert any("confidence" in t.measures for t in slow[0].tasks)
+
+
+def test_tables_give_the_measures_jsonl_gives(tmp_path: Path) -> None:
+    """A CSV and a Parquet file of the same runs (one column named by --columns, empty
+    cells and NaN as missing) read as the JSON lines of those runs do."""
+    import duckdb
+
+    nan = math.nan
+    rows = [
+        ("a", 2, True, 0.5, None, 0.9),
+        ("a", 1, False, 0.25, 3.0, None),
+        ("b", 1, True, None, 4.0, 1.0),
+        ("b", 2, False, None, None, None),
+    ]
+    records = [
+        {
+            "task": task,
+            "run": run,
+            "passed": passed,
+            **{
+                k: v
+                for k, v in (("cost", cost), ("duration", time), ("confidence", c))
+                if v is not None
+            },
+        }
+        for task, run, passed, cost, time, c in rows
+    ]
+    want = measures_of(write_lines(tmp_path / "runs.jsonl", records))
+    csv = tmp_path / "runs.csv"
+    csv.write_text(
+        "task,run,passed,price,duration,confidence\n"
+        + "".join(
+            f"{t},{r},{str(p).lower()},{'' if c is None else c},{'NaN' if d is None else d},"
+            f"{'' if k is None else k}\n"
+            for t, r, p, c, d, k in rows
+        )
+    )
+    parquet = tmp_path / "runs.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            "CREATE TABLE t (task VARCHAR, run INT, passed BOOLEAN, price DOUBLE, "
+            "duration DOUBLE, confidence DOUBLE)"
+        )
+        con.executemany(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)",
+            [(t, r, p, c, nan if d is None else d, k) for t, r, p, c, d, k in rows],
+        )
+        con.execute(f"COPY t TO '{parquet}' (FORMAT parquet)")
+    for path in (csv, parquet):
+        [rs] = load_sources([Source(path, columns=(("cost", "price"),))]).result_sets
+        got = {t.id: {n: list(t.measure(n) or []) for n in t.measures} for t in rs.tasks}
+        assert got.keys() == want.keys()
+        for task in want:
+            assert got[task].keys() == want[task].keys(), (path, task)
+            assert all(same(got[task][n], want[task][n]) for n in want[task])
+
+
+def test_a_bad_measure_cell_is_named_with_its_row_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text("task,passed,cost,confidence\na,true,-0.5,0.9\na,false,abc,1.2\n")
+    with pytest.raises(UserError) as error:
+        load_sources([Source(path)])
+    assert str(error.value).splitlines() == [
+        f"{path}: row 1, column 'cost': '-0.5' is not a number of at least 0",
+        f"{path}: row 2, column 'cost': 'abc' is not a number of at least 0",
+        f"{path}: row 2, column 'confidence': '1.2' is not a number from 0 to 1",
+    ]

@@ -77,7 +77,7 @@ def add_reading_options(parser: argparse.ArgumentParser, files: str) -> None:
         "--columns",
         metavar="FIELD=COLUMN,...",
         help="tables (CSV, TSV, Parquet): which column holds what, e.g. "
-        "task=instance_id,run=trial,passed=resolved",
+        "task=instance_id,run=trial,passed=resolved,cost=cost_usd",
     )
     parser.add_argument(
         "--skip-unreadable",

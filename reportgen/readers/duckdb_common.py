@@ -4,7 +4,8 @@ JSONL of counts) and jsonl_duckdb.py (large JSONL of runs).
 The connection (bounded memory, no extension ever downloaded), a file's path as
 DuckDB should see it, SQL quoting, and the per-task queries over the view `v` both
 readers build, one row a run: _row (its place in the file), suite, model, task,
-run, run_number, code (PASS, FAIL or EXCLUDED) and url.
+run, run_number, code (PASS, FAIL or EXCLUDED), url and the measures (counts.MEASURES,
+DOUBLE, NULL where a run records none).
 
 duckdb is imported inside the functions: commands that never read a table or a
 large JSONL file do not pay for loading it.
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..counts import MEASURES
 from .base import Source, Tally
 
 if TYPE_CHECKING:
@@ -131,3 +133,44 @@ def task_urls(
     for suite, model, task, position, url in rows:
         urls.setdefault((suite, model, task), {})[position] = url
     return urls
+
+
+def measure_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The measures (counts.MEASURES) some run of the view v records, as columns of v."""
+    counts = con.execute(
+        "SELECT " + ", ".join(f"count({ident(name)})" for name in MEASURES) + " FROM v"
+    ).fetchone()
+    assert counts is not None
+    return [name for name, count in zip(MEASURES, counts, strict=True) if count]
+
+
+def task_measures(
+    con: duckdb.DuckDBPyConnection, names: list[str], order: str, lengths: list[int]
+) -> list[dict[str, bytes]]:
+    """Each task's measures in run order, packed as TaskCounts keeps them, for the tasks
+    of v in order of their first row (with `lengths`, their runs): the run order is
+    `order`, or the row order for a task whose runs have ids only in part (as
+    mixed_codes). A task keeps only the measures some run of it records."""
+    import numpy as np
+
+    values = ", ".join(f"coalesce({ident(n)}, 'NaN'::DOUBLE) AS {ident(n)}" for n in names)
+    columns = con.execute(
+        f"""SELECT {values} FROM (
+            SELECT *, min(_row) OVER w AS first_,
+                count(run) OVER w > 0 AND count(run) OVER w < count(*) OVER w AS mixed_
+            FROM v WINDOW w AS (PARTITION BY suite, model, task))
+        ORDER BY first_, CASE WHEN mixed_ THEN _row END, {order}"""
+    ).fetchnumpy()
+    arrays = {name: np.asarray(columns[name], dtype=np.float64) for name in names}
+    tasks: list[dict[str, bytes]] = []
+    start = 0
+    for length in lengths:
+        end = start + length
+        packed = {}
+        for name, column in arrays.items():
+            part = column[start:end]
+            if not np.isnan(part).all():
+                packed[name] = part.tobytes()
+        tasks.append(packed)
+        start = end
+    return tasks

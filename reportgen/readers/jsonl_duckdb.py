@@ -21,9 +21,11 @@ from .duckdb_common import (
     group_keys,
     ident,
     literal,
+    measure_columns,
     mixed_codes,
     own_suite,
     plain_path,
+    task_measures,
     task_urls,
 )
 from .fields import unprintable
@@ -61,7 +63,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
         return False
     if tasks is None:
         return False
-    for suite, model, task, counts, codes, category, urls in tasks:
+    for suite, model, task, counts, codes, category, urls, measures in tasks:
         tally.add_task(
             f"{source.path}",
             task,
@@ -71,6 +73,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
             model=model,
             category=category,
             urls=urls,
+            measures=measures,
         )
     return True
 
@@ -98,7 +101,9 @@ def _passed_given_as_null(path: Path, records: list[int], max_line: int) -> bool
     return target is None
 
 
-_Task = tuple[str, str, str, tuple[int, int, int], bytes, str | None, dict[int, str] | None]
+_Task = tuple[
+    str, str, str, tuple[int, int, int], bytes, str | None, dict[int, str] | None, dict[str, bytes]
+]
 
 
 def _jsonl_tasks(
@@ -135,6 +140,18 @@ def _text(column: str) -> str:
     )
 
 
+def _measure(name: str) -> str:
+    """SQL for a measure as DOUBLE: NULL when absent or not one the Python reader takes
+    (fields.measure_value: a finite number of at least 0; confidence at most 1)."""
+    column = ident(name)
+    value = f"TRY_CAST({column} AS DOUBLE)"
+    top = " AND {value} <= 1" if name == "confidence" else ""
+    return (
+        f"CASE WHEN NOT {_is_text(column)} AND {column} NOT IN ('true', 'false') "
+        f"AND isfinite({value}) AND {value} >= 0{top.format(value=value)} THEN {value} END"
+    )
+
+
 def _text_or_null(column: str) -> str:
     # Never empty: the Python reader refuses "", and an absent model reads as ''
     # below, so an empty one would slip through the checks made after grouping.
@@ -155,6 +172,9 @@ def _load_values(
         f"columns = {{{columns}}}, maximum_object_size = {max_line}))"
     )
     task, passed, run, url = '"task"', '"passed"', '"run"', '"url"'
+    measures_ok = " AND ".join(
+        f"({ident(n)} IS NULL OR {_measure(n)} IS NOT NULL)" for n in MEASURES
+    )
     con.execute(
         f"""CREATE TEMP TABLE values_ AS SELECT
             coalesce({_text(task)}, {task}) AS task,
@@ -165,7 +185,7 @@ def _load_values(
             CASE WHEN {_is_whole(run)} THEN CAST({run} AS BIGINT) END AS run_number,
             {_text(run)} AS run_text,
             {run} AS run,
-            ({" OR ".join(f"{ident(name)} IS NOT NULL" for name in MEASURES)}) AS measured,
+            {", ".join(_measure(name) + f" AS {ident(name)}" for name in MEASURES)},
             NOT coalesce(
                 (({_is_text(task)} AND {task} <> '""') OR {_is_whole(task)})
                 AND ({passed} IS NULL OR {passed} IN ('true', 'false', '0', '1'))
@@ -173,7 +193,8 @@ def _load_values(
                 AND {_text_or_null('"category"')}
                 AND ({run} IS NULL OR {_is_text(run)} OR {_is_whole(run)})
                 AND ({url} IS NULL OR ({_is_text(url)}
-                     AND regexp_matches(lower({_text(url)}), '^https?://'))),
+                     AND regexp_matches(lower({_text(url)}), '^https?://')))
+                AND {measures_ok},
                 false) AS bad
         FROM (SELECT coalesce("task", "task_id") AS "task",
                 * EXCLUDE ("task", "task_id") FROM {source_sql})"""
@@ -184,9 +205,7 @@ def _load_values(
 
 def _plainly_well_formed(con: duckdb.DuckDBPyConnection, path: Path, max_line: int) -> bool:
     """No bad record, no missing "passed" read as null, and no run given twice."""
-    # Runs that record a measure (cost, duration, tokens, confidence) go to the Python
-    # reader, which keeps them.
-    flaws = con.execute("SELECT count(*) FILTER (WHERE bad OR measured) FROM v").fetchone()
+    flaws = con.execute("SELECT count(*) FILTER (WHERE bad) FROM v").fetchone()
     if flaws is None or flaws[0]:
         return False
     # DuckDB reads a missing "passed" (an error) and "passed": null (a run not
@@ -226,8 +245,16 @@ def _grouped_tasks(con: duckdb.DuckDBPyConnection) -> list[_Task] | None:
         by_row = {(s_, m_, t_): codes for s_, m_, t_, codes in mixed_codes(con)}
     has_urls = con.execute("SELECT count(url) FROM v").fetchone()
     urls = task_urls(con, "run_number NULLS LAST, run_text") if has_urls and has_urls[0] else {}
+    names = measure_columns(con)
+    lengths = [passes + fails + excluded for _, _, _, _, passes, fails, excluded, *_ in rows]
+    measures = (
+        task_measures(con, names, "run_number NULLS LAST, run_text, _row", lengths)
+        if names
+        else [{}] * len(rows)
+    )
     tasks: list[_Task] = []
-    for suite, model, task_id, _, passes, fails, excluded, category, codes, _ in rows:
+    for row, packed in zip(rows, measures, strict=True):
+        suite, model, task_id, _, passes, fails, excluded, category, codes, _ = row
         # What Python's str.strip() and the page checks refuse, DuckDB's trim may not:
         # such a file goes back to the Python reader, which names the line.
         for name in (suite, model, task_id, category):
@@ -246,6 +273,7 @@ def _grouped_tasks(con: duckdb.DuckDBPyConnection) -> list[_Task] | None:
                 codes.encode("ascii").translate(DIGITS),
                 category,
                 urls.get(key),
+                packed,
             )
         )
     return tasks

@@ -13,9 +13,20 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..counts import EXCLUDED, FAIL, MAX_COUNT, PASS
+from ..counts import EXCLUDED, FAIL, MAX_COUNT, MEASURES, PASS
 from .base import Source, Tally
-from .duckdb_common import DIGITS, group_keys, ident, literal, mixed_codes, own_suite, task_urls
+from .duckdb_common import (
+    DIGITS,
+    group_keys,
+    ident,
+    literal,
+    measure_columns,
+    mixed_codes,
+    own_suite,
+    task_measures,
+    task_urls,
+)
+from .fields import measure_rule
 
 if TYPE_CHECKING:
     import duckdb
@@ -78,6 +89,59 @@ def _text(cols: Columns, field: str, *, integers: bool = False) -> str:
         )
     kind = "text or whole numbers" if integers else "text"
     raise BadTable(f"column {name!r} ({field}) holds {sql_type} values; expected {kind}")
+
+
+def _measure(cols: Columns, field: str) -> str:
+    """SQL for a measure column as DOUBLE: NULL when empty, a null word or NaN (not
+    recorded), infinity for text that is not a number (which its check then names)."""
+    name = cols.get(field)
+    if name is None:
+        return "CAST(NULL AS DOUBLE)"
+    sql_type = cols.type(field)
+    column = ident(name)
+    if _is_number(sql_type):
+        value = f"CAST({column} AS DOUBLE)"
+    elif sql_type == "VARCHAR":
+        nulls = ", ".join(literal(w) for w in NULL_WORDS)
+        value = (
+            f"CASE WHEN {column} IS NULL OR lower(trim({column})) IN ({nulls}) THEN NULL "
+            f"ELSE coalesce(TRY_CAST(trim({column}) AS DOUBLE), 'Infinity'::DOUBLE) END"
+        )
+    elif sql_type == "JSON":  # JSONL whose records disagree on the type
+        value = (
+            f"CASE WHEN json_type({column}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') "
+            f"THEN CAST({column} AS DOUBLE) WHEN json_type({column}) <> 'NULL' "
+            "THEN 'Infinity'::DOUBLE END"
+        )
+    else:
+        raise BadTable(f"column {name!r} ({field}) holds {sql_type} values; expected numbers")
+    return f"CASE WHEN isnan({value}) THEN NULL ELSE {value} END"
+
+
+def _cell(cols: Columns, field: str) -> str:
+    """A measure's cell as written, for a message."""
+    name = cols.get(field)
+    return "NULL" if name is None else ident(name)
+
+
+def _measure_checks(cols: Columns) -> list[_Check]:
+    """A measure's cell is empty or a finite number of at least 0 (confidence at most 1):
+    what fields.measure_value takes."""
+    checks = []
+    for field in MEASURES:
+        name = cols.get(field)
+        if name is None:
+            continue
+        value = ident(field)
+        top = f" OR {value} > 1" if field == "confidence" else ""
+        checks.append(
+            _Check(
+                f"{value} IS NOT NULL AND (NOT isfinite({value}) OR {value} < 0{top})",
+                ident(field + "_cell"),
+                _say(f"column {_braced(name)}: {{0}} is not {measure_rule(field)}"),
+            )
+        )
+    return checks
 
 
 def _passed_code(cols: Columns, threshold: float | None) -> str:
@@ -284,7 +348,9 @@ def read_runs(
             {_passed_code(cols, source.threshold)} AS code,
             {passed} AS passed_raw,
             {group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
-            {_text(cols, "category")} AS category, {_text(cols, "url")} AS url
+            {_text(cols, "category")} AS category, {_text(cols, "url")} AS url,
+            {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
+            {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
         FROM src"""
     )
     expected = "true, false, 1, 0, C, I or empty"
@@ -300,6 +366,7 @@ def read_runs(
             _say(f"column {_braced(passed_name)}: {{0}} is not {expected}"),
         ),
         *_text_checks(cols, ("suite", "model", "category", "url")),
+        *_measure_checks(cols),
     ]
     if not _run_checks(con, checks, tally, where, place):
         return
@@ -328,7 +395,9 @@ def read_runs(
     if any(row[-1] for row in tasks):
         by_row = {(s, m, t): codes for s, m, t, codes in mixed_codes(con)}
     urls = task_urls(con) if cols.get("url") is not None else {}
-    for suite, model, task, first, passes, fails, excluded, category, codes, _, _ in tasks:
+    measures = _measures(con, [row[4] + row[5] + row[6] for row in tasks], order)
+    for row, packed in zip(tasks, measures, strict=True):
+        suite, model, task, first, passes, fails, excluded, category, codes, _, _ = row
         key = (suite, model, task)
         codes = by_row.get(key, codes)
         tally.add_task(
@@ -340,7 +409,16 @@ def read_runs(
             model=model,
             category=category,
             urls=urls.get(key),
+            measures=packed,
         )
+
+
+def _measures(
+    con: duckdb.DuckDBPyConnection, lengths: list[int], order: str
+) -> list[dict[str, bytes]]:
+    """Each task's measures, packed, in the order of `lengths` (tasks by first row)."""
+    names = measure_columns(con)
+    return task_measures(con, names, order, lengths) if names else [{}] * len(lengths)
 
 
 def _duplicate_runs(
