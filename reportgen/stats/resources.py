@@ -21,7 +21,7 @@ Pure: arrays in, numbers out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,119 +86,43 @@ def task_cv(task_of_run: IntArray, values: FloatArray, tasks: int) -> FloatArray
     return np.where(count >= 2, sd / np.where(count >= 2, mean, 1.0), np.nan)
 
 
-def _weights(tasks: int, resamples: int, rng: np.random.Generator) -> Iterator[FloatArray]:
-    """Bootstrap resamples of the tasks as weights (how often each task was drawn), a
-    chunk of rows at a time."""
+def _resampled_sums(columns: FloatArray, resamples: int, rng: np.random.Generator) -> FloatArray:
+    """resamples x columns: each column's sum over a bootstrap resample of the tasks (the
+    rows of `columns`). Every statistic here is a ratio of such sums, so one resampling
+    serves them all."""
+    tasks = columns.shape[0]
     rows = max(1, _CHUNK // tasks)
+    parts = []
     for start in range(0, resamples, rows):
         size = min(rows, resamples - start)
-        yield rng.multinomial(tasks, np.full(tasks, 1.0 / tasks), size=size).astype(np.float64)
+        # How often each task is drawn, as a row of weights: draws shifted by their row.
+        drawn = rng.integers(0, tasks, size=(size, tasks)) + (np.arange(size) * tasks)[:, None]
+        weights = np.bincount(drawn.ravel(), minlength=size * tasks).reshape(size, tasks)
+        parts.append(weights.astype(np.float64) @ columns)
+    return np.concatenate(parts)
 
 
 def _interval(
-    estimate: float,
-    statistic: Callable[[FloatArray], FloatArray],
-    tasks: int,
-    confidence: float,
-    resamples: int,
-    rng: np.random.Generator,
+    estimate: float, replicates: FloatArray, confidence: float, enough: bool
 ) -> BootstrapMean:
-    """The percentile interval of `statistic` (of a weights matrix, one value a row)."""
-    if tasks < 2:
-        return BootstrapMean(estimate, None, None)
-    with np.errstate(divide="ignore", invalid="ignore"):  # a resample with no cost, or
-        # never a reliable success, gives inf or NaN: left out below
-        replicates = np.concatenate([statistic(w) for w in _weights(tasks, resamples, rng)])
-    replicates = replicates[np.isfinite(replicates)]
-    if replicates.size < resamples // 2:
+    """The percentile interval of a statistic's replicates (those that are defined: a
+    resample with no cost, or no reliable success, has none)."""
+    defined = replicates[np.isfinite(replicates)]
+    if not enough or defined.size < replicates.size // 2:
         return BootstrapMean(estimate, None, None)
     levels = [(1.0 - confidence) / 2.0, 1.0 - (1.0 - confidence) / 2.0]
-    low, high = np.quantile(replicates, levels)
+    low, high = np.quantile(defined, levels)
     return BootstrapMean(estimate, float(low), float(high))
 
 
-def resource_consistency(
-    task_of_run: IntArray,
-    measures: Mapping[str, FloatArray],
-    tasks: int,
-    confidence: float,
-    resamples: int,
-    rng: np.random.Generator,
-) -> ResourceConsistency | None:
-    """HAL's C_res with its bootstrap interval; None where no task has a value."""
-    present = [name for name in RESOURCES if name in measures]
-    cvs = [task_cv(task_of_run, measures[name], tasks) for name in present]
-    if not cvs:
-        return None
-    stacked = np.stack(cvs)
-    has = ~np.isnan(stacked)
-    counted = has.sum(axis=0)
-    mean_cv = np.where(has, stacked, 0.0).sum(axis=0) / np.maximum(counted, 1)
-    per_task = np.exp(-mean_cv)[counted > 0]
-    if per_task.size == 0:
-        return None
-    value = _interval(
-        float(np.mean(per_task)),
-        lambda w: (w @ per_task) / per_task.size,
-        per_task.size,
-        confidence,
-        resamples,
-        rng,
-    )
-    clamped = BootstrapMean(
-        value.estimate,
-        None if value.low is None else min(max(value.low, 0.0), 1.0),
-        None if value.high is None else min(max(value.high, 0.0), 1.0),
-    )
-    by_resource = {
-        name: float(np.nanmean(cv)) if np.any(~np.isnan(cv)) else None
-        for name, cv in zip(present, cvs, strict=True)
-    }
-    return ResourceConsistency(
-        resources=tuple(present),
-        tasks=int(per_task.size),
-        value=clamped,
-        mean_cv=tuple(by_resource.get(name) for name in RESOURCES),
-    )
-
-
-def cost_per_run(
-    task_of_run: IntArray,
-    cost: FloatArray,
-    pass_hat_k: FloatArray,
-    k: int,
-    confidence: float,
-    resamples: int,
-    rng: np.random.Generator,
-) -> CostPerRun | None:
-    """Mean cost per run and per reliable success, with bootstrap intervals over tasks.
-
-    `pass_hat_k` holds each task's pass^k (the estimate the page leads with); the cost
-    of a reliable success is k x cost per run / mean pass^k: what it costs, on
-    average, to get one task through k runs in a row.
-    """
-    tasks = pass_hat_k.size
-    known = ~np.isnan(cost)
-    if not np.any(known):
-        return None
-    sums = np.bincount(task_of_run[known], weights=cost[known], minlength=tasks)
-    counts = np.bincount(task_of_run[known], minlength=tasks).astype(np.float64)
-    per_run_value = float(sums.sum() / counts.sum())
-    per_run = _interval(
-        per_run_value, lambda w: (w @ sums) / (w @ counts), tasks, confidence, resamples, rng
-    )
-    reliability = float(np.mean(pass_hat_k))
-    per_success = None
-    if reliability > 0:
-        per_success = _interval(
-            k * per_run_value / reliability,
-            lambda w: k * ((w @ sums) / (w @ counts)) / ((w @ pass_hat_k) / tasks),
-            tasks,
-            confidence,
-            resamples,
-            rng,
-        )
-    return CostPerRun(int(counts.sum()), per_run, per_success, k)
+def _mean_cvs(
+    task_of_run: IntArray, measures: Mapping[str, FloatArray], tasks: int
+) -> tuple[tuple[str, ...], FloatArray, FloatArray]:
+    """(resources present, each task's mean CV over them, how many it has) and each
+    resource's CV per task (rows in the order of the names)."""
+    present = tuple(name for name in RESOURCES if name in measures)
+    cvs = np.stack([task_cv(task_of_run, measures[name], tasks) for name in present])
+    return present, cvs, np.sum(~np.isnan(cvs), axis=0)
 
 
 def summarise_resources(
@@ -210,36 +134,81 @@ def summarise_resources(
     resamples: int = RESOURCE_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> ResourceSummary:
-    """A set's resource consistency and costs. `task_of_run` gives each run's task (an
-    index into pass_hat_k); each measure holds one value a run, NaN where missing."""
+    """A set's resource consistency and costs, each with a seeded percentile bootstrap
+    over tasks (one resampling for all). `task_of_run` gives each run's task (an index
+    into pass_hat_k); each measure holds one value a run, NaN where missing.
+
+    The cost of a reliable success is k x cost per run / mean pass^k, with pass^k the
+    estimate the page leads with: what it costs, on average, to get a task through k
+    runs in a row.
+    """
     tasks = int(pass_hat_k.size)
     if task_of_run.size and (task_of_run.min() < 0 or task_of_run.max() >= tasks):
         raise EstimateError("every run must belong to one of the tasks")
     for name, values in measures.items():
         if values.shape != task_of_run.shape:
             raise EstimateError(f"{name}: one value a run is needed")
-    consistency_stream, cost_stream = np.random.SeedSequence(seed).spawn(2)
+    zeros = np.zeros(tasks)
+    consistency_of = has_consistency = zeros
+    present: tuple[str, ...] = ()
+    cvs = np.empty((0, tasks))
+    if any(name in measures for name in RESOURCES):
+        present, cvs, counted = _mean_cvs(task_of_run, measures, tasks)
+        mean_cv = np.where(np.isnan(cvs), 0.0, cvs).sum(axis=0) / np.maximum(counted, 1)
+        has_consistency = (counted > 0).astype(np.float64)
+        consistency_of = np.exp(-mean_cv) * has_consistency
+    cost_sums = cost_counts = zeros
+    if "cost" in measures:
+        known = ~np.isnan(measures["cost"])
+        owner = task_of_run[known]
+        cost_sums = np.bincount(owner, measures["cost"][known], tasks).astype(np.float64)
+        cost_counts = np.bincount(owner, minlength=tasks).astype(np.float64)
+    columns = np.stack([consistency_of, has_consistency, cost_sums, cost_counts, pass_hat_k], 1)
+    replicates = _resampled_sums(columns, resamples, np.random.default_rng(seed))
+    with np.errstate(divide="ignore", invalid="ignore"):  # undefined: left out
+        consistency_reps = replicates[:, 0] / replicates[:, 1]
+        per_run_reps = replicates[:, 2] / replicates[:, 3]
+        per_success_reps = k * per_run_reps / (replicates[:, 4] / tasks)
+    consistency = None
+    with_value = int(has_consistency.sum())
+    if with_value:
+        value = _interval(
+            float(consistency_of.sum() / with_value),
+            consistency_reps,
+            confidence,
+            with_value >= 2,
+        )
+        consistency = ResourceConsistency(
+            resources=present,
+            tasks=with_value,
+            value=BootstrapMean(
+                value.estimate,
+                None if value.low is None else min(max(value.low, 0.0), 1.0),
+                None if value.high is None else min(max(value.high, 0.0), 1.0),
+            ),
+            mean_cv=tuple(
+                float(np.nanmean(cvs[present.index(name)]))
+                if name in present and not np.isnan(cvs[present.index(name)]).all()
+                else None
+                for name in RESOURCES
+            ),
+        )
+    cost = None
+    if cost_counts.sum() > 0:
+        per_run = float(cost_sums.sum() / cost_counts.sum())
+        reliability = float(np.mean(pass_hat_k))
+        cost = CostPerRun(
+            runs=int(cost_counts.sum()),
+            per_run=_interval(per_run, per_run_reps, confidence, tasks >= 2),
+            per_reliable_success=None
+            if reliability <= 0
+            else _interval(k * per_run / reliability, per_success_reps, confidence, tasks >= 2),
+            k=k,
+        )
     return ResourceSummary(
         confidence=float(confidence),
         resamples=int(resamples),
         seed=int(seed),
-        consistency=resource_consistency(
-            task_of_run,
-            measures,
-            tasks,
-            confidence,
-            resamples,
-            np.random.default_rng(consistency_stream),
-        ),
-        cost=None
-        if "cost" not in measures
-        else cost_per_run(
-            task_of_run,
-            measures["cost"],
-            pass_hat_k,
-            k,
-            confidence,
-            resamples,
-            np.random.default_rng(cost_stream),
-        ),
+        consistency=consistency,
+        cost=cost,
     )
