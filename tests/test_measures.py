@@ -267,3 +267,56 @@ def test_a_bad_measure_cell_is_named_with_its_row_and_column(tmp_path: Path) -> 
         f"{path}: row 2, column 'cost': 'abc' is not a number of at least 0",
         f"{path}: row 2, column 'confidence': '1.2' is not a number from 0 to 1",
     ]
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        FIXTURES / "tau2" / "results.json",
+        FIXTURES / "real" / "tau2" / "ft-gpt-4.1-sft_telecom_sierra_1trial.json",
+    ],
+)
+def test_tau2_runs_carry_the_agent_s_cost_and_the_duration(path: Path) -> None:
+    """τ²-bench writes agent_cost (the agent's), user_cost (the simulated user's, not
+    the agent's spend: not read) and duration per simulation."""
+    doc = json.loads(path.read_text())
+    want: dict[str, list[tuple[int, float, float]]] = {}
+    for sim in doc["simulations"]:
+        want.setdefault(str(sim["task_id"]), []).append(
+            (sim["trial"], sim["agent_cost"], sim["duration"])
+        )
+    [rs] = load_sources([Source(path)]).result_sets
+    assert {t.id for t in rs.tasks} == set(want)
+    for task in rs.tasks:
+        runs = sorted(want[task.id])  # run order is trial order
+        nan = math.nan
+        costs = task.measure("cost") or [nan] * len(runs)  # no run of the task has one
+        assert same(list(costs), [nan if c is None else c for _, c, _ in runs])
+        assert list(task.measure("duration") or []) == [time for _, _, time in runs]
+
+
+def test_inspect_samples_carry_their_time_and_tokens(tmp_path: Path) -> None:
+    doc = json.loads((FIXTURES / "inspect" / "mini.json").read_text())
+    for i, sample in enumerate(doc["samples"]):
+        sample["model_usage"] = {
+            "openai/gpt-4o": {"input_tokens": 10, "output_tokens": i, "total_tokens": 10 + i},
+            "openai/gpt-4o-mini": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2},
+        }
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(doc))
+    want = {}
+    for i, sample in enumerate(doc["samples"]):
+        want[(str(sample["id"]), sample["epoch"])] = (sample["total_time"], 12.0 + i)
+    [rs] = load_sources([Source(path, scorer="match")]).result_sets
+    for task in rs.tasks:
+        epochs = sorted(e for t, e in want if t == task.id)
+        assert list(task.measure("duration") or []) == [want[(task.id, e)][0] for e in epochs]
+        assert list(task.measure("tokens") or []) == [want[(task.id, e)][1] for e in epochs]
+    doc["samples"][0]["model_usage"] = {"openai/gpt-4o": {"total_tokens": "many"}}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as error:
+        load_sources([Source(path, scorer="match")])
+    assert 'samples[0].model_usage: "many" is not a number of at least 0' in str(error.value)

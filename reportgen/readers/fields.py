@@ -92,6 +92,24 @@ def measure_value(name: str, value: Any) -> float | None:
     return number
 
 
+def harness_measures(
+    where: str, fields: dict[str, tuple[str, Any]], problems: Any
+) -> dict[str, float] | None:
+    """A run's measures from the fields its harness wrote them in ({measure: (field,
+    value)}; a missing or null value is left out). A value that is not one the measure
+    takes is a problem named by its field; None then."""
+    measures = {}
+    for name, (field, raw) in fields.items():
+        if raw is None:
+            continue
+        value = measure_value(name, raw)
+        if value is None:
+            problems.add(f"{where}.{field}: {describe(raw)} is not {measure_rule(name)}")
+            return None
+        measures[name] = value
+    return measures
+
+
 def measure_rule(name: str) -> str:
     """What measure_value accepts, for a message."""
     return "a number from 0 to 1" if name == "confidence" else "a number of at least 0"

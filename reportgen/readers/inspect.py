@@ -26,7 +26,7 @@ from ..json_scan import check_json_values
 from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
 from .base import Reader, Source, Tally
 from .documents import json_loads, load_json_records
-from .fields import fraction, short_note, task_id_of
+from .fields import fraction, harness_measures, short_note, task_id_of
 
 ZIP_ZSTANDARD = 93
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the fixed 30 bytes of a zip local header
@@ -108,6 +108,22 @@ def _scorer_names(header: dict[str, Any]) -> list[str]:
         return []
     names = [s["name"] for s in scores if isinstance(s, dict) and isinstance(s.get("name"), str)]
     return list(dict.fromkeys(names))
+
+
+def _total_tokens(usage: Any) -> Any:
+    """The tokens a sample used over all its models (model_usage: {model: {total_tokens:
+    ...}}); None when it records none, the odd value itself when one is not a count."""
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):
+        return usage
+    total = 0
+    for counts in usage.values():
+        tokens = counts.get("total_tokens") if isinstance(counts, dict) else counts
+        if isinstance(tokens, bool) or not isinstance(tokens, int):
+            return tokens
+        total += tokens
+    return total if usage else None
 
 
 def _is_pass(value: Any, threshold: float | None) -> bool:
@@ -314,6 +330,16 @@ def _add_sample(
     if isinstance(epoch, bool) or not isinstance(epoch, int):
         problems.add(f"{where}.epoch: expected an integer")
         return
+    measures = harness_measures(
+        where,
+        {
+            "duration": ("total_time", sample.get("total_time")),
+            "tokens": ("model_usage", _total_tokens(sample.get("model_usage"))),
+        },
+        problems,
+    )
+    if measures is None:
+        return
     scores = sample.get("scores")
     score = scores.get(scorer) if isinstance(scores, dict) else None
     if sample.get("error") or score is None:
@@ -326,7 +352,14 @@ def _add_sample(
             "the sample raised an error", message if isinstance(message, str) else None
         )
         tally.add_run(
-            where, task, source.error_outcome, suite=suite, model=model, run=epoch, note=note
+            where,
+            task,
+            source.error_outcome,
+            suite=suite,
+            model=model,
+            run=epoch,
+            note=note,
+            measures=measures,
         )
         _describe(task, sample, suite, model, tally)
         return
@@ -338,7 +371,7 @@ def _add_sample(
         problems.add(f"{where}.scores.{scorer}.value: a {type(value).__name__} is not one score")
         return
     passed = _is_pass(value, source.threshold)
-    tally.add_run(where, task, passed, suite=suite, model=model, run=epoch)
+    tally.add_run(where, task, passed, suite=suite, model=model, run=epoch, measures=measures)
     _describe(task, sample, suite, model, tally)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from .base import Reader, Source, Tally
 from .documents import load_json_records
-from .fields import agent_with_model, describe, task_id_of
+from .fields import agent_with_model, describe, harness_measures, task_id_of
 
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
 REWARD_TOLERANCE = 1e-6
@@ -107,10 +107,28 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
         if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
             problems.add(f"{where}.trial: expected an integer")
             continue
+        # The agent's own cost (not the simulated user's) and the simulation's wall time.
+        measures = harness_measures(
+            where,
+            {
+                "cost": ("agent_cost", sim.get("agent_cost")),
+                "duration": ("duration", sim.get("duration")),
+            },
+            problems,
+        )
+        if measures is None:
+            continue
         if sim.get("termination_reason") == TAU2_INFRASTRUCTURE_ERROR:
             note = "an infrastructure error ended the simulation (termination_reason)"
             tally.add_run(
-                where, task, source.error_outcome, run=trial, suite=suite, model=model, note=note
+                where,
+                task,
+                source.error_outcome,
+                run=trial,
+                suite=suite,
+                model=model,
+                note=note,
+                measures=measures,
             )
             continue
         if key == "simulation_index":
@@ -123,7 +141,7 @@ def read_tau2_bench(source: Source, tally: Tally) -> None:
         if passed is None:
             problems.add(f"{where}.{field_name}: {_reward_problem(reward)}")
             continue
-        tally.add_run(where, task, passed, run=trial, suite=suite, model=model)
+        tally.add_run(where, task, passed, run=trial, suite=suite, model=model, measures=measures)
 
 
 def _tau2_model(doc: dict[str, Any]) -> str | None:
