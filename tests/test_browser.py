@@ -171,6 +171,20 @@ def large_set(tmp_path_factory: pytest.TempPathFactory) -> Site:
     return Site("file", folder, folder.resolve().as_uri() + "/")
 
 
+@pytest.fixture(scope="module")
+def cost_site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """A site of the real τ²-bench results with costs and times (three models)."""
+    from reportgen.cli import main
+
+    from .conftest import ROOT
+
+    folder = tmp_path_factory.mktemp("costs") / "site"
+    files = sorted((ROOT / "tests" / "fixtures" / "real" / "tau2-costs").glob("*.json"))
+    assert len(files) == 3
+    assert main(["build", *map(str, files), "-o", str(folder), "--no-cache"]) == 0
+    return Site("file", folder, folder.resolve().as_uri() + "/")
+
+
 # ---------------------------------------------------------------- the browser
 
 
@@ -940,7 +954,7 @@ CHARTS = """() => [...document.querySelectorAll('figure.chart')].map(figure => {
 
 @pytest.mark.slow
 def test_every_chart_fills_its_column_legibly(
-    browser: Browser, served: Site, large_set: Site
+    browser: Browser, served: Site, large_set: Site, cost_site: Site
 ) -> None:
     """Every chart of the example site and of a 500-task set, at 1,280 and 390 px: one
     of its two drawings shows, at least 90% of its column wide, its smallest text at
@@ -954,7 +968,8 @@ def test_every_chart_fills_its_column_legibly(
         if 'class="chart"' in (served.folder / rel).read_text(encoding="utf-8")
     ]
     pages.append((large_set, "sets/agent-large/index.html"))
-    assert len(pages) >= 8
+    pages.append((cost_site, "index.html"))  # with the cost chart
+    assert len(pages) >= 9
     problems, measured = [], 0
     for viewport, phone in ((DESKTOP, False), (PHONE, True)):
         ctx = browser.new_context(viewport=viewport, is_mobile=phone)
@@ -1145,5 +1160,46 @@ def test_the_reliability_profile_shows_report_json_s_consistency(
                 width = page.evaluate("document.documentElement.clientWidth")
                 box = page.locator("#profile-heading ~ div").bounding_box()
                 assert box is not None and box["x"] + box["width"] <= width + 1
+        finally:
+            ctx.close()
+
+
+def test_the_profile_of_runs_with_costs(browser: Browser, cost_site: Site) -> None:
+    """Real τ²-bench runs with costs: the overview's cost chart (its frontier named) and
+    profile table, and each set page's cost rows, read as report.json gives them."""
+    doc = json.loads((cost_site.folder / "report.json").read_text())
+    sets = doc["result_sets"]
+    assert all(rs["resources"]["cost"] for rs in sets)
+
+    def sig3(value: float) -> str:
+        return f"{value:#.3g}".rstrip(".")
+
+    for viewport in (DESKTOP, PHONE):
+        ctx = browser.new_context(viewport=viewport)
+        try:
+            page = ctx.new_page()
+            page.goto(cost_site.url("index.html"))
+            chart = page.locator("#chart-cost")
+            assert chart.is_visible()
+            assert chart.locator("svg:visible").count() == 1
+            best = max(sets, key=lambda rs: rs["reliability_at_k"]["unbiased"]["estimate"])
+            cheapest = min(sets, key=lambda rs: rs["resources"]["cost"]["per_run"]["estimate"])
+            assert best is cheapest  # this data's frontier is one set
+            assert f"(the Pareto frontier): {best['name']}." in chart.inner_text()
+            rows = page.locator("#profile-caption").locator("xpath=..").locator("tbody tr")
+            assert rows.count() == len(sets)
+            for i, rs in enumerate(sets):
+                cells = rows.nth(i).inner_text().split("\t")
+                assert cells[0] == rs["name"]
+                cost = rs["resources"]["cost"]["per_run"]
+                assert cells[3] == (
+                    f"{sig3(cost['estimate'])} [{sig3(cost['low'])}, {sig3(cost['high'])}]"
+                )
+            for rs in sets:
+                page.goto(cost_site.url(rs["page"]))
+                text = page.locator("#profile-heading ~ div table").inner_text()
+                per_success = rs["resources"]["cost"]["per_reliable_success"]
+                row = "Cost per reliable success\t3 runs / reliability@3\t"
+                assert row + sig3(per_success["estimate"]) in text
         finally:
             ctx.close()

@@ -320,3 +320,31 @@ def test_inspect_samples_carry_their_time_and_tokens(tmp_path: Path) -> None:
     with pytest.raises(UserError) as error:
         load_sources([Source(path, scorer="match")])
     assert 'samples[0].model_usage: "many" is not a number of at least 0' in str(error.value)
+
+
+def test_real_tau2_runs_with_costs_give_hal_s_resource_consistency() -> None:
+    """Real τ²-bench results (three models, four trials a task; see the fixture's
+    README): cost per run is the mean agent_cost, and resource consistency is HAL's
+    C_res over agent_cost and duration, both computed here from the file's fields."""
+    import statistics
+
+    from reportgen.report import build_report
+
+    from .test_resources import hal_c_res
+
+    for path in sorted((FIXTURES / "real" / "tau2-costs").glob("*.json")):
+        sims = json.loads(path.read_text())["simulations"]
+        [rs] = load_sources([Source(path)]).result_sets
+        [s] = build_report([rs], "t", "", 3, 0.95).sets
+        assert s.resources is not None and s.resources.cost is not None
+        costs = [sim["agent_cost"] for sim in sims]
+        assert s.resources.cost.per_run.estimate == pytest.approx(statistics.fmean(costs))
+        assert s.resources.cost.runs == len(sims)
+        by_task: dict[str, dict[str, list[float]]] = {}
+        for sim in sims:
+            task = by_task.setdefault(str(sim["task_id"]), {"cost": [], "duration": []})
+            task["cost"].append(sim["agent_cost"])
+            task["duration"].append(sim["duration"])
+        assert s.resources.consistency is not None
+        want = hal_c_res(list(by_task.values()))
+        assert s.resources.consistency.value.estimate == pytest.approx(want)

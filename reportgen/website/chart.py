@@ -41,6 +41,8 @@ from .chart_engine import Converter, EngineFailed
 from .charts import FOREST_ROWS, Chart, SiteCharts
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
+#: One colour a series, in order, where series are many (the cost chart's sets).
+OKABE_ITO = [BLUE, ORANGE, GREEN, VERMILLION, "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
 #: Beyond this many tasks the scatter is binned so the SVG stays small.
 SCATTER_LIMIT = 400
 
@@ -799,6 +801,102 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     return _render(chart_id, title, description, chart, datasets)
 
 
+def cost_sets(report: Report) -> list[SetReport]:
+    """The sets whose runs recorded a cost: the cost chart's points."""
+    return [s for s in report.sets if s.resources is not None and s.resources.cost is not None]
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats (costs no more and is at least as
+    reliable, better in one), cheapest first: the sets worth paying for."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    front, best = [], -1.0
+    for i in order:
+        if points[i][1] > best:
+            front.append(i)
+            best = points[i][1]
+    return front
+
+
+def cost_chart(report: Report, chart_id: str) -> Chart:
+    """reliability@k against the mean cost of a run, a point per set with both its
+    intervals, and the Pareto frontier through the sets no other beats."""
+    datasets = _Datasets()
+    k, level = report.k, percent(report.confidence)
+    shared = report.shared_estimator
+    sets = [s for s in cost_sets(report) if s.on(shared).estimate is not None]
+    labels = chart_labels([s.result_set.name for s in sets])
+    rows: list[dict[str, Any]] = []
+    for s, label in zip(sets, labels, strict=True):
+        cost = s.resources.cost if s.resources is not None else None
+        assert cost is not None and cost.per_run.estimate is not None
+        value = s.on(shared)
+        rows.append(
+            {
+                "set": label,
+                "cost": cost.per_run.estimate,
+                "cost_low": cost.per_run.estimate if cost.per_run.low is None else cost.per_run.low,
+                "cost_high": cost.per_run.estimate
+                if cost.per_run.high is None
+                else cost.per_run.high,
+                "estimate": value.estimate,
+                "low": value.estimate if value.low is None else value.low,
+                "high": value.estimate if value.high is None else value.high,
+            }
+        )
+    front = pareto_front([(r["cost"], r["estimate"]) for r in rows])
+    costs = [r["cost_low"] for r in rows] + [r["cost_high"] for r in rows]
+    # Costs of different models differ by orders of magnitude: a log axis then.
+    spread = min(costs) > 0 and max(costs) / min(costs) >= 10
+    x_scale = alt.Scale(type="log") if spread else alt.Scale(zero=True)
+    data = datasets.add(rows)
+    colour = alt.Color(
+        "set:N",
+        title="result set",
+        sort=None,
+        scale=alt.Scale(range=OKABE_ITO),
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0),
+    )
+    x = alt.X("cost:Q", scale=x_scale, title="mean cost of a run, " + level + " interval")
+    y = alt.Y(
+        "estimate:Q",
+        scale=_scale01(""),
+        title=f"reliability@{k} ({'unbiased' if shared == 'unbiased' else 'plug-in'}), "
+        f"{level} interval",
+    )
+    across = (
+        alt.Chart(data)
+        .mark_rule(strokeWidth=2)
+        .encode(x=alt.X("cost_low:Q", scale=x_scale), x2=alt.X2("cost_high"), y=y, color=colour)
+    )
+    up = (
+        alt.Chart(data)
+        .mark_rule(strokeWidth=2)
+        .encode(x=x, y=alt.Y("low:Q", scale=_scale01("")), y2=alt.Y2("high"), color=colour)
+    )
+    points = alt.Chart(data).mark_point(filled=True, size=90).encode(x=x, y=y, color=colour)
+    layers = across + up + points
+    if len(front) > 1:
+        line = datasets.add(
+            [{"cost": rows[i]["cost"], "estimate": rows[i]["estimate"]} for i in front]
+        )
+        layers = (
+            alt.Chart(line)
+            .mark_line(color=GREY, strokeDash=[4, 3])
+            .encode(x=alt.X("cost:Q", scale=x_scale), y=alt.Y("estimate:Q", scale=_scale01("")))
+        ) + layers
+    chart = layers.properties(height=320)
+    on_front = ", ".join(sets[i].result_set.name for i in front)
+    description = (
+        f"One point per result set whose runs recorded a cost: across, the mean cost of a "
+        f"run with its {level} bootstrap interval over tasks{' (log scale)' if spread else ''}; "
+        f"up, reliability@{k} with its {level} Student-t interval. The dashed line joins the "
+        f"sets no other set beats on both (the Pareto frontier): {on_front}. The same numbers "
+        "are in the profile table."
+    )
+    return _render(chart_id, f"reliability@{k} against cost", description, chart, datasets)
+
+
 def set_charts(s: SetReport) -> list[Chart]:
     charts = [forest_chart(s, "forest")]
     if len(s.tasks) > FOREST_ROWS:
@@ -812,6 +910,8 @@ def begin_charts(report: Report, converter: Converter | None = None) -> Callable
     """Make every chart's spec (a few per result set, none per task) and start
     drawing them; the function returned waits for the drawings."""
     overview = [comparison_chart(report, "comparison")] if len(report.sets) > 1 else []
+    if len(cost_sets(report)) > 1:
+        overview.append(cost_chart(report, "cost"))
     by_trend = {}
     if report.history is not None:
         level = percent(report.confidence)

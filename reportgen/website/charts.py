@@ -66,8 +66,9 @@ class SiteCharts:
     def fit(self, report: Report) -> bool:
         """Whether these charts cover exactly the report's pages (for a cached set)."""
         trends = report.history.trends if report.history is not None else {}
+        costs = [s for s in report.sets if s.resources is not None and s.resources.cost]
         return (
-            len(self.overview) == (1 if len(report.sets) > 1 else 0)
+            len(self.overview) == (len(report.sets) > 1) + (len(costs) > 1)
             and self.by_set.keys() == {s.id for s in report.sets}
             and self.by_comparison.keys() == {c.id for c in report.comparisons}
             and self.by_trend.keys() == trends.keys()

@@ -47,7 +47,15 @@ import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
 from ..errors import UserError
-from ..numbers import bracket, fixed, p_value, percent, percent1, signed_bracket
+from ..numbers import (
+    bracket,
+    fixed,
+    p_value,
+    percent,
+    percent1,
+    signed_bracket,
+    significant,
+)
 from ..readers.documents import yaml_load
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
@@ -69,10 +77,12 @@ from ..stats.estimate import (
     estimate_tasks,
     normal_quantile,
     t_quantile,
+    unbiased_pass_hat_k,
 )
 from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, Headline, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
+from ..stats.resources import ResourceSummary, summarise_resources, task_cv
 from ..stats.task_tests import (
     TaskTests,
     benjamini_hochberg,
@@ -238,6 +248,10 @@ def _f3(value: float | None) -> _Formatted:
     return _Formatted(fixed(value))
 
 
+def _sig3(value: float | None) -> _Formatted:
+    return _Formatted(significant(value))
+
+
 def _pct(value: float) -> _Formatted:
     return _Formatted(percent(value))
 
@@ -305,6 +319,7 @@ def content_environment(sandboxed: bool = False) -> jinja2.Environment:
     env.filters["pvalue"] = p_value
     env.filters["pct"] = _pct
     env.filters["pct1"] = _pct1
+    env.filters["sig3"] = _sig3
     env.filters["interval"] = _interval
     return env
 
@@ -483,6 +498,48 @@ def consistency_coverage_example(
     return check_consistency_coverage([runs] * tasks, population, confidence)
 
 
+@dataclass(frozen=True)
+class ResourceTask:
+    successes: int
+    runs: int
+    costs: list[float]
+    cv: float
+    consistency: float
+    pass_hat_k: float
+
+
+@dataclass(frozen=True)
+class ResourceExample:
+    """A made-up suite's costs, task by task, and its resource summary."""
+
+    tasks: list[ResourceTask]
+    summary: ResourceSummary
+    reliability: float
+
+
+def resource_example(items: Sequence[Any], k: int, confidence: float) -> ResourceExample:
+    """Each item: {runs: "c/n", cost: [one per run]}; pass^k is the unbiased one."""
+    c, n = (np.array(v, dtype=np.int64) for v in _counts([item["runs"] for item in items]))
+    costs = [[float(x) for x in item["cost"]] for item in items]
+    owner = np.repeat(np.arange(len(costs)), [len(run) for run in costs])
+    cost = np.array([x for run in costs for x in run], dtype=np.float64)
+    cvs = task_cv(owner, cost, len(costs))
+    per_task = unbiased_pass_hat_k(c, n, k)
+    summary = summarise_resources(owner, {"cost": cost}, per_task, k, confidence)
+    tasks = [
+        ResourceTask(
+            int(c[i]),
+            int(n[i]),
+            costs[i],
+            float(cvs[i]),
+            float(np.exp(-cvs[i])),
+            float(per_task[i]),
+        )
+        for i in range(len(costs))
+    ]
+    return ResourceExample(tasks, summary, float(np.mean(per_task)))
+
+
 def _example_functions(k: int, confidence: float) -> dict[str, Any]:
     """What a content page calls to work its examples out, at the site's k and level
     unless the page passes its own. Counts are written as pages write them (_pair)."""
@@ -534,6 +591,9 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
     def consistency(items: Sequence[Any]) -> ConsistencyExample:
         return consistency_example(items, confidence)
 
+    def resources(items: Sequence[Any], k: int = k) -> ResourceExample:
+        return resource_example(items, int(k), confidence)
+
     def consistency_coverage(
         alpha: float, beta: float, tasks: int, runs: int
     ) -> ConsistencyCoverage | None:
@@ -552,6 +612,7 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         "coverage": coverage,
         "consistency": consistency,
         "consistency_coverage": consistency_coverage,
+        "resources": resources,
     }
 
 
