@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from . import elementary
 from .bootstrap import DEFAULT_SEED
 from .estimate import EstimateError, FloatArray, IntArray, validate
 from .plain import DEFAULT_CONFIDENCE
@@ -128,7 +129,7 @@ def _bootstrap(
     tasks = int(counts.sum())
     present = np.flatnonzero(counts)
     draws = rng.multinomial(tasks, counts[present] / tasks, size=resamples)
-    means = draws @ values[present] / tasks
+    means = elementary.matmul(draws.astype(np.float64), values[present]) / tasks
     return np.clip(np.quantile(means, _levels(confidence), axis=0), 0.0, 1.0)
 
 
@@ -157,7 +158,10 @@ def outcome_consistency(
     if tasks:
         offsets, values = _outcomes(n[kept])
         counts = np.bincount(offsets + c[kept], minlength=values.shape[0])
-        means = [float(m) for m in counts @ values / tasks]
+        means = [
+            float(m)
+            for m in elementary.matmul(counts[None, :].astype(np.float64), values)[0] / tasks
+        ]
         if tasks >= 2:
             rng = np.random.default_rng(seed)
             bounds = _bootstrap(counts, values, confidence, resamples, rng).T.tolist()
@@ -266,7 +270,7 @@ def check_consistency_coverage(
     for suite in range(suites):
         low, high = _bootstrap(counts[suite], values, confidence, resamples, rng)
         hits += (low <= truth) & (truth <= high)
-    estimates = counts @ values / tasks  # suites x estimators
+    estimates = elementary.matmul(counts.astype(np.float64), values) / tasks  # suites x estimators
     return ConsistencyCoverage(
         confidence=float(confidence),
         suites=suites,

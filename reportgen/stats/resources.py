@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import elementary
 from .bootstrap import DEFAULT_SEED
 from .consistency import BootstrapMean
 from .estimate import EstimateError, FloatArray, IntArray
@@ -98,7 +99,9 @@ def _resampled_sums(columns: FloatArray, resamples: int, rng: np.random.Generato
         # How often each task is drawn, as a row of weights: draws shifted by their row.
         drawn = rng.integers(0, tasks, size=(size, tasks)) + (np.arange(size) * tasks)[:, None]
         weights = np.bincount(drawn.ravel(), minlength=size * tasks).reshape(size, tasks)
-        parts.append(weights.astype(np.float64) @ columns)
+        weights = weights.astype(np.float64)
+        # Sums in numpy's fixed order, not BLAS's (which picks its order by the CPU).
+        parts.append(np.stack([elementary.dot(weights, column) for column in columns.T], 1))
     return np.concatenate(parts)
 
 
@@ -156,7 +159,7 @@ def summarise_resources(
         present, cvs, counted = _mean_cvs(task_of_run, measures, tasks)
         mean_cv = np.where(np.isnan(cvs), 0.0, cvs).sum(axis=0) / np.maximum(counted, 1)
         has_consistency = (counted > 0).astype(np.float64)
-        consistency_of = np.exp(-mean_cv) * has_consistency
+        consistency_of = elementary.exp(-mean_cv) * has_consistency
     cost_sums = cost_counts = zeros
     if "cost" in measures:
         known = ~np.isnan(measures["cost"])

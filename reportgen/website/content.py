@@ -57,6 +57,7 @@ from ..numbers import (
     significant,
 )
 from ..readers.documents import yaml_load
+from ..stats import elementary
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
@@ -532,7 +533,7 @@ def resource_example(items: Sequence[Any], k: int, confidence: float) -> Resourc
             int(n[i]),
             costs[i],
             float(cvs[i]),
-            float(np.exp(-cvs[i])),
+            float(elementary.exp(-cvs[i : i + 1])[0]),
             float(per_task[i]),
         )
         for i in range(len(costs))
