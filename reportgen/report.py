@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from .counts import GUESSES, MEASURES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
+from .counts import (
+    EXCLUDED,
+    GUESSES,
+    MEASURES,
+    NAMED_BY_FILE_CONTENT,
+    PASS,
+    ResultSet,
+    TaskCounts,
+)
 from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .history import Json, SiteHistory, site_history, task_test_level
 from .numbers import interval_json, number
@@ -54,6 +62,7 @@ from .stats.headline import (
 from .stats.plain import decimals
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import Population, fit_population
+from .stats.predictability import Predictability, predictability
 from .stats.resources import ResourceSummary, summarise_resources
 from .stats.task_tests import TaskTests, natural_key, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
@@ -91,6 +100,8 @@ class SetReport:
     consistency_coverage: ConsistencyCoverage | None
     #: Cost per run and resource consistency, where runs recorded cost, time or tokens.
     resources: ResourceSummary | None
+    #: Calibration, discrimination and Brier score, where runs recorded a confidence.
+    predictability: Predictability | None
     #: What leads instead where the headline's interval covered less than UNFIT_COVERAGE.
     supported: Supported | None = None
 
@@ -476,6 +487,37 @@ def _set_report(
             _consistency_coverage(successes, runs, confidence, results) if coverage_check else None
         ),
         resources=_resources(tasks, estimates, headline, k, confidence, results),
+        predictability=_predictability(tasks, confidence, results),
+    )
+
+
+def _predictability(
+    tasks: list[TaskCounts], confidence: float, results: Results
+) -> Predictability | None:
+    """Over the evaluated runs that recorded the agent's confidence; None if none did."""
+    if not any("confidence" in t.measures for t in tasks):
+        return None
+    owner, passed, stated = [], [], []
+    for i, t in enumerate(tasks):
+        codes = np.frombuffer(t.codes or b"", dtype=np.uint8)
+        evaluated = codes != EXCLUDED
+        values = (
+            np.frombuffer(t.measures["confidence"], dtype=np.float64)
+            if "confidence" in t.measures
+            else np.full(codes.size, np.nan)
+        )
+        owner.append(np.full(int(evaluated.sum()), i, dtype=np.int64))
+        passed.append(codes[evaluated] == PASS)
+        stated.append(values[evaluated])
+    return results.get(
+        "predictability",
+        Predictability | None,
+        predictability,
+        np.concatenate(owner),
+        np.concatenate(passed),
+        np.concatenate(stated),
+        len(tasks),
+        confidence,
     )
 
 

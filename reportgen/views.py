@@ -28,6 +28,7 @@ from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, TaskEstimates
 from .stats.headline import Headline, Supported, uncalibrated
 from .stats.planner import Plan
+from .stats.predictability import Predictability
 from .stats.resources import RESOURCES, ResourceSummary
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
@@ -210,6 +211,32 @@ def resources_json(summary: ResourceSummary | None) -> Json | None:
             "per_reliable_success": _mean_json(cost.per_reliable_success),
             "k": cost.k,
         },
+    }
+
+
+def predictability_json(result: Predictability | None) -> Json | None:
+    """Calibration, discrimination and Brier score; None where no run stated a confidence."""
+    if result is None:
+        return None
+    return {
+        "runs": result.runs,
+        "tasks": result.tasks,
+        "confidence": result.confidence,
+        "resamples": result.resamples,
+        "seed": result.seed,
+        "calibration_error": _mean_json(result.calibration_error),
+        "auroc": _mean_json(result.auroc),
+        "brier": _mean_json(result.brier),
+        "bins": [
+            {
+                "low": b.low,
+                "high": b.high,
+                "runs": b.runs,
+                "confidence": number(b.confidence),
+                "passed": number(b.passed),
+            }
+            for b in result.bins
+        ],
     }
 
 
@@ -502,6 +529,7 @@ def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None
                 "coverage": None if s.coverage is None else coverage_json(s.coverage),
                 "outcome_consistency": consistency_json(s.consistency, s.consistency_coverage),
                 "resources": resources_json(s.resources),
+                "predictability": predictability_json(s.predictability),
                 "planner": [plan_json(p) for p in s.plans],
                 "curve": [
                     {
