@@ -16,9 +16,10 @@ from reportgen.stats.predictability import predictability
 
 
 def hal_ece(pairs: list[tuple[float, int]]) -> float:
+    edges = np.linspace(0, 1, 11)  # as HAL's code has them: 0.3 lies below edges[3]
     total = 0.0
     for j in range(10):
-        low, high = j / 10, (j + 1) / 10
+        low, high = edges[j], edges[j + 1]
         inside = [(c, y) for c, y in pairs if low <= c < high or (j == 9 and c == 1.0)]
         if inside:
             gap = abs(
@@ -61,6 +62,13 @@ def test_the_three_measures_are_hal_s(records):
     else:
         assert result.auroc.estimate == pytest.approx(want, abs=1e-12)
     assert sum(b.runs for b in result.bins) == len(records)
+
+
+def test_a_confidence_on_an_edge_falls_where_hal_puts_it():
+    """0.3 and 0.7 in floating point lie just below HAL's third and eighth edges."""
+    result = predictability(np.arange(3), np.ones(3, bool), np.array([0.3, 0.7, 0.2]), 3)
+    assert result is not None
+    assert [b.runs for b in result.bins] == [0, 0, 2, 0, 0, 0, 1, 0, 0, 0]
 
 
 def test_edge_cases():

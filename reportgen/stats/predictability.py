@@ -65,9 +65,15 @@ class Predictability:
     bins: tuple[CalibrationBin, ...]
 
 
+#: The bins' edges exactly as HAL's code makes them (np.linspace(0, 1, 11)): in floating
+#: point 0.3 is below the third edge (0.30000000000000004), so a stated 0.3 falls in
+#: [0.2, 0.3), as it does there.
+EDGES = np.linspace(0.0, 1.0, BINS + 1)
+
+
 def _bin_of(confidence: FloatArray) -> IntArray:
-    """Each run's bin: [j/10, (j+1)/10), the last one closed at 1."""
-    return np.minimum((confidence * BINS).astype(np.int64), BINS - 1)
+    """Each run's bin: [edge j, edge j + 1), the last one closed at 1."""
+    return np.clip(np.searchsorted(EDGES, confidence, side="right") - 1, 0, BINS - 1)
 
 
 def _ece(runs: FloatArray, confidence_sums: FloatArray, passed_sums: FloatArray) -> FloatArray:
@@ -147,8 +153,8 @@ def predictability(
     totals = [part.sum(axis=0) for part in per_bin]
     diagram = tuple(
         CalibrationBin(
-            low=j / BINS,
-            high=(j + 1) / BINS,
+            low=float(EDGES[j]),
+            high=float(EDGES[j + 1]),
             runs=int(totals[0][j]),
             confidence=float(totals[1][j] / totals[0][j]) if totals[0][j] else None,
             passed=float(totals[2][j] / totals[0][j]) if totals[0][j] else None,

@@ -83,6 +83,7 @@ from ..stats.estimate import (
 from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, Headline, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
+from ..stats.predictability import Predictability, predictability
 from ..stats.resources import ResourceSummary, summarise_resources, task_cv
 from ..stats.task_tests import (
     TaskTests,
@@ -595,6 +596,13 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
     def resources(items: Sequence[Any], k: int = k) -> ResourceExample:
         return resource_example(items, int(k), confidence)
 
+    def predictability_of(pairs: Sequence[Sequence[Any]]) -> Predictability | None:
+        """(confidence, passed) pairs, each run a task of its own."""
+        stated = np.array([float(c) for c, _ in pairs], dtype=np.float64)
+        passed = np.array([bool(y) for _, y in pairs])
+        owner = np.arange(len(pairs), dtype=np.int64)
+        return predictability(owner, passed, stated, len(pairs), confidence)
+
     def consistency_coverage(
         alpha: float, beta: float, tasks: int, runs: int
     ) -> ConsistencyCoverage | None:
@@ -614,6 +622,7 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         "consistency": consistency,
         "consistency_coverage": consistency_coverage,
         "resources": resources,
+        "predictability": predictability_of,
     }
 
 
