@@ -17,8 +17,7 @@ from .counts import MAX_COUNT
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .numbers import fixed, percent, percent1
-from .readers.base import not_regular
-from .readers.documents import json_loads
+from .readers.documents import json_loads, not_regular
 from .readers.fields import describe
 from .stats.headline import UNFIT_COVERAGE
 from .stats.plain import MAX_K, confidence_extreme, decimals

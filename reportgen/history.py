@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .counts import MAX_COUNT, whole_number
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, MAX_RECORD_BYTES, TooLarge, check_size
-from .readers.base import not_regular
-from .readers.documents import json_loads, jsonl_lines
+from .readers.documents import json_loads, jsonl_lines, not_regular
 from .readers.fields import unprintable
 
 if TYPE_CHECKING:

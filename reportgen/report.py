@@ -8,22 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from .counts import (
-    EXCLUDED,
-    GUESSES,
-    MEASURES,
-    NAMED_BY_FILE_CONTENT,
-    PASS,
-    ResultSet,
-    TaskCounts,
-)
+from .counts import GUESSES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
 from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .history import Json, SiteHistory, site_history, task_test_level
-from .numbers import interval_json, number
+from .numbers import interval_json
+from .profile import consistency_coverage, predictability_of, resources
 from .results import Results
 from .slugs import unique_slugs
 from .stats.bootstrap import (
@@ -34,12 +26,7 @@ from .stats.bootstrap import (
 )
 from .stats.clustered import ClusteredReliability, clustered_reliability
 from .stats.compare import Comparison, compare
-from .stats.consistency import (
-    ConsistencyCoverage,
-    OutcomeConsistency,
-    check_consistency_coverage,
-    outcome_consistency,
-)
+from .stats.consistency import ConsistencyCoverage, OutcomeConsistency, outcome_consistency
 from .stats.coverage import CoverageCheck, check_coverage
 from .stats.estimate import (
     CurvePoint,
@@ -62,8 +49,8 @@ from .stats.headline import (
 from .stats.plain import decimals
 from .stats.planner import DEFAULT_TASK_SD, Plan, plan
 from .stats.population import Population, fit_population
-from .stats.predictability import Predictability, predictability
-from .stats.resources import ResourceSummary, summarise_resources
+from .stats.predictability import Predictability
+from .stats.resources import ResourceSummary
 from .stats.task_tests import TaskTests, natural_key, shared_task_tests
 from .stats.variance import VarianceDecomposition, decompose_variance
 
@@ -484,96 +471,10 @@ def _set_report(
             confidence,
         ),
         consistency_coverage=(
-            _consistency_coverage(successes, runs, confidence, results) if coverage_check else None
+            consistency_coverage(successes, runs, confidence, results) if coverage_check else None
         ),
-        resources=_resources(tasks, estimates, headline, k, confidence, results),
-        predictability=_predictability(tasks, confidence, results),
-    )
-
-
-def _predictability(
-    tasks: list[TaskCounts], confidence: float, results: Results
-) -> Predictability | None:
-    """Over the evaluated runs that recorded the agent's confidence; None if none did."""
-    if not any("confidence" in t.measures for t in tasks):
-        return None
-    owner, passed, stated = [], [], []
-    for i, t in enumerate(tasks):
-        codes = np.frombuffer(t.codes or b"", dtype=np.uint8)
-        evaluated = codes != EXCLUDED
-        values = (
-            np.frombuffer(t.measures["confidence"], dtype=np.float64)
-            if "confidence" in t.measures
-            else np.full(codes.size, np.nan)
-        )
-        owner.append(np.full(int(evaluated.sum()), i, dtype=np.int64))
-        passed.append(codes[evaluated] == PASS)
-        stated.append(values[evaluated])
-    return results.get(
-        "predictability",
-        Predictability | None,
-        predictability,
-        np.concatenate(owner),
-        np.concatenate(passed),
-        np.concatenate(stated),
-        len(tasks),
-        confidence,
-    )
-
-
-def _resources(
-    tasks: list[TaskCounts],
-    estimates: SuiteEstimates,
-    headline: Headline,
-    k: int,
-    confidence: float,
-    results: Results,
-) -> ResourceSummary | None:
-    """Costs and resource consistency over every recorded run of the evaluated tasks;
-    None where no run recorded a measure. A reliable success is priced by the pass^k
-    the page leads with (plug-in where the unbiased one leaves tasks out)."""
-    names = [name for name in MEASURES if any(name in t.measures for t in tasks)]
-    if not names:
-        return None
-    lengths = [len(t.codes or b"") for t in tasks]
-    owner = np.repeat(np.arange(len(tasks), dtype=np.int64), lengths)
-    measures = {
-        name: np.concatenate(
-            [
-                np.frombuffer(t.measures[name], dtype=np.float64)
-                if name in t.measures
-                else np.full(length, np.nan)
-                for t, length in zip(tasks, lengths, strict=True)
-            ]
-        )
-        for name in names
-    }
-    per_task = estimates.tasks.unbiased if headline.estimator == "unbiased" else None
-    if per_task is None or np.isnan(per_task).any():
-        per_task = estimates.tasks.plugin
-    return results.get(
-        "resources", ResourceSummary, summarise_resources, owner, measures, per_task, k, confidence
-    )
-
-
-def _consistency_coverage(
-    successes: IntArray, runs: IntArray, confidence: float, results: Results
-) -> ConsistencyCoverage | None:
-    """The coverage check of the consistency intervals, in a population fitted to the
-    tasks they are computed over (those with two runs or more)."""
-    kept = runs >= 2
-    if np.count_nonzero(kept) < 2:
-        return None
-    population = fit_population(successes[kept], runs[kept])
-    if population.every_run is not None:
-        return None
-    return results.get(
-        "consistency coverage",
-        ConsistencyCoverage | None,
-        check_consistency_coverage,
-        runs[kept],
-        population,
-        confidence,
+        resources=resources(tasks, estimates, headline, k, confidence, results),
+        predictability=predictability_of(tasks, confidence, results),
     )
 
 
@@ -682,41 +583,3 @@ def compare_pairs(
 
 
 # ---------------------------------------------------------------- JSON views
-
-
-def task_csv_rows(s: SetReport) -> list[list[Any]]:
-    """Header and one row per task (least reliable first), full precision."""
-    t = s.estimates.tasks
-    k = s.estimates.k
-    header = [
-        "task",
-        "successes",
-        "runs",
-        "excluded_runs",
-        "pass_rate",
-        "pass_rate_low",
-        "pass_rate_high",
-        f"pass_hat_{k}_plugin",
-        f"pass_hat_{k}_plugin_low",
-        f"pass_hat_{k}_plugin_high",
-        f"pass_hat_{k}_unbiased",
-        f"pass_at_{k}",
-    ]
-    rows: list[list[Any]] = [header]
-    for i in s.order_least_reliable():
-        task = s.tasks[i]
-        values = [
-            t.pass_rate[i],
-            t.pass_rate_low[i],
-            t.pass_rate_high[i],
-            t.plugin[i],
-            t.plugin_low[i],
-            t.plugin_high[i],
-            t.unbiased[i],
-            t.pass_at_k[i],
-        ]
-        rows.append(
-            [task.id, task.successes, task.runs, task.excluded]
-            + ["" if number(v) is None else repr(float(v)) for v in values]
-        )
-    return rows

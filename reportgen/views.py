@@ -134,6 +134,16 @@ def coverage_json(check: CoverageCheck) -> Json:
     }
 
 
+def _mean_json(value: Any) -> Json | None:
+    if value is None:
+        return None
+    return {
+        "estimate": number(value.estimate),
+        "low": number(value.low),
+        "high": number(value.high),
+    }
+
+
 def consistency_json(result: OutcomeConsistency, check: ConsistencyCoverage | None) -> Json:
     """A set's outcome consistency, both estimators, and the check of their intervals."""
     body: Json = {
@@ -144,12 +154,7 @@ def consistency_json(result: OutcomeConsistency, check: ConsistencyCoverage | No
         "seed": result.seed,
     }
     for name in ESTIMATORS:
-        value = result.on(name)
-        body[name] = {
-            "estimate": number(value.estimate),
-            "low": number(value.low),
-            "high": number(value.high),
-        }
+        body[name] = _mean_json(result.on(name))
     body["coverage"] = None
     if check is not None:
         population = check.population
@@ -174,16 +179,6 @@ def consistency_json(result: OutcomeConsistency, check: ConsistencyCoverage | No
             },
         }
     return body
-
-
-def _mean_json(value: Any) -> Json | None:
-    if value is None:
-        return None
-    return {
-        "estimate": number(value.estimate),
-        "low": number(value.low),
-        "high": number(value.high),
-    }
 
 
 def resources_json(summary: ResourceSummary | None) -> Json | None:

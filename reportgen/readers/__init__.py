@@ -36,7 +36,8 @@ from . import (
     terminal_bench,
     yaml_suite,
 )
-from .base import HEAD_BYTES, Reader, Source, Tally, not_regular
+from .base import HEAD_BYTES, Reader, Source, Tally
+from .documents import not_regular
 from .fields import did_you_mean
 from .folder import folder_files
 

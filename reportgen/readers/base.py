@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import stat
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -539,30 +538,6 @@ def _sort_key(run: Any) -> tuple[int, Any]:
 
 def _default_name(suite: str, model: str) -> str:
     return f"{model} · {suite}" if model else suite
-
-
-def not_regular(path: Path) -> str | None:
-    """Why a path that exists is not a file to read, or None for a regular file.
-
-    A FIFO blocked the build (or read as empty) and a device such as /dev/zero
-    never ends or was reported as "not UTF-8 text".
-    """
-    try:
-        mode = path.stat().st_mode
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "is a folder, not a file"
-    kind = (
-        "a named pipe (FIFO)"
-        if stat.S_ISFIFO(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "a device"
-    )
-    return f"is {kind}, not a regular file; save its contents to a file first"
 
 
 #: How much of a file sniffing looks at.

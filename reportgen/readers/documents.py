@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -416,3 +417,27 @@ def jsonl_lines(path: Path, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[in
                 line = line[3:]  # a UTF-8 byte-order mark, as some editors write
             if line.strip():
                 yield number, line
+
+
+def not_regular(path: Path) -> str | None:
+    """Why a path that exists is not a file to read, or None for a regular file.
+
+    A FIFO blocked the build (or read as empty) and a device such as /dev/zero
+    never ends or was reported as "not UTF-8 text".
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    kind = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
+    return f"is {kind}, not a regular file; save its contents to a file first"

@@ -373,16 +373,7 @@ def read_runs(
     # Run order: by run id when every run of the task has one (whole numbers first, by
     # value, then the others as text: the JSONL reader's order), else by row.
     order = "run_number NULLS LAST, run, _row"
-    tasks = con.execute(
-        f"""SELECT suite, model, task, min(_row) AS first,
-            count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
-            count(*) FILTER (WHERE code = {EXCLUDED}),
-            arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
-            string_agg(chr(48 + code), '' ORDER BY {order}),
-            count(run) - count(DISTINCT coalesce(CAST(run_number AS VARCHAR), run)) AS repeats,
-            count(run) > 0 AND count(run) < count(*) AS mixed
-        FROM v GROUP BY suite, model, task ORDER BY first"""
-    ).fetchall()
+    tasks = _task_rows(con, order)
     if not tasks:
         tally.problems.add(f"{where}: the table has column names but no rows: no runs to count")
         return
@@ -411,6 +402,21 @@ def read_runs(
             urls=urls.get(key),
             measures=packed,
         )
+
+
+def _task_rows(con: duckdb.DuckDBPyConnection, order: str) -> list[tuple[Any, ...]]:
+    """Per task, by first row: suite, model, task, first row, passes, failures,
+    excluded, category, codes in run order, repeated run ids, whether ids are partial."""
+    return con.execute(
+        f"""SELECT suite, model, task, min(_row) AS first,
+            count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
+            count(*) FILTER (WHERE code = {EXCLUDED}),
+            arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
+            string_agg(chr(48 + code), '' ORDER BY {order}),
+            count(run) - count(DISTINCT coalesce(CAST(run_number AS VARCHAR), run)) AS repeats,
+            count(run) > 0 AND count(run) < count(*) AS mixed
+        FROM v GROUP BY suite, model, task ORDER BY first"""
+    ).fetchall()
 
 
 def _measures(

@@ -118,14 +118,19 @@ def _interval(
     return BootstrapMean(estimate, float(low), float(high))
 
 
-def _mean_cvs(
+def _per_task_consistency(
     task_of_run: IntArray, measures: Mapping[str, FloatArray], tasks: int
-) -> tuple[tuple[str, ...], FloatArray, FloatArray]:
-    """(resources present, each task's mean CV over them, how many it has) and each
-    resource's CV per task (rows in the order of the names)."""
+) -> tuple[tuple[str, ...], FloatArray, FloatArray, FloatArray]:
+    """(the resources present, each one's CV per task (a row each), each task's C_res
+    (0 where it has none), and 1 where it has one)."""
     present = tuple(name for name in RESOURCES if name in measures)
+    if not present:
+        return present, np.empty((0, tasks)), np.zeros(tasks), np.zeros(tasks)
     cvs = np.stack([task_cv(task_of_run, measures[name], tasks) for name in present])
-    return present, cvs, np.sum(~np.isnan(cvs), axis=0)
+    counted = np.sum(~np.isnan(cvs), axis=0)
+    mean_cv = np.where(np.isnan(cvs), 0.0, cvs).sum(axis=0) / np.maximum(counted, 1)
+    has = (counted > 0).astype(np.float64)
+    return present, cvs, elementary.exp(-mean_cv) * has, has
 
 
 def summarise_resources(
@@ -151,16 +156,10 @@ def summarise_resources(
     for name, values in measures.items():
         if values.shape != task_of_run.shape:
             raise EstimateError(f"{name}: one value a run is needed")
-    zeros = np.zeros(tasks)
-    consistency_of = has_consistency = zeros
-    present: tuple[str, ...] = ()
-    cvs = np.empty((0, tasks))
-    if any(name in measures for name in RESOURCES):
-        present, cvs, counted = _mean_cvs(task_of_run, measures, tasks)
-        mean_cv = np.where(np.isnan(cvs), 0.0, cvs).sum(axis=0) / np.maximum(counted, 1)
-        has_consistency = (counted > 0).astype(np.float64)
-        consistency_of = elementary.exp(-mean_cv) * has_consistency
-    cost_sums = cost_counts = zeros
+    present, cvs, consistency_of, has_consistency = _per_task_consistency(
+        task_of_run, measures, tasks
+    )
+    cost_sums = cost_counts = np.zeros(tasks)
     if "cost" in measures:
         known = ~np.isnan(measures["cost"])
         owner = task_of_run[known]

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import numpy as np
 import yaml
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -57,18 +56,12 @@ from ..numbers import (
     significant,
 )
 from ..readers.documents import yaml_load
-from ..stats import elementary
 from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stage_bootstrap
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
 from ..stats.compare import compare as compare_sets
 from ..stats.consistency import (
     ConsistencyCoverage,
-    OutcomeConsistency,
-    check_consistency_coverage,
-    hal_outcome_consistency,
-    outcome_consistency,
-    unbiased_outcome_consistency,
 )
 from ..stats.coverage import MIN_BOOTSTRAP_REPLICATES, CoverageCheck, check_coverage
 from ..stats.estimate import (
@@ -78,13 +71,11 @@ from ..stats.estimate import (
     estimate_tasks,
     normal_quantile,
     t_quantile,
-    unbiased_pass_hat_k,
 )
 from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, Headline, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
-from ..stats.predictability import Predictability, predictability
-from ..stats.resources import ResourceSummary, summarise_resources, task_cv
+from ..stats.predictability import Predictability
 from ..stats.task_tests import (
     TaskTests,
     benjamini_hochberg,
@@ -94,6 +85,14 @@ from ..stats.task_tests import (
     smallest_p_lower,
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
+from .profile_examples import (
+    ConsistencyExample,
+    ResourceExample,
+    consistency_coverage_example,
+    consistency_example,
+    predictability_example,
+    resource_example,
+)
 from .theme import package_folder
 
 if TYPE_CHECKING:
@@ -462,86 +461,6 @@ def render_content(
     return markdown_to_html(markdown), meta
 
 
-@dataclass(frozen=True)
-class ConsistencyTask:
-    successes: int
-    runs: int
-    unbiased: float
-    hal: float
-
-
-@dataclass(frozen=True)
-class ConsistencyExample:
-    """A made-up suite's outcome consistency, task by task and over the suite."""
-
-    tasks: list[ConsistencyTask]
-    suite: OutcomeConsistency
-
-
-def consistency_example(items: Sequence[Any], confidence: float) -> ConsistencyExample:
-    c, n = (np.array(values, dtype=np.int64) for values in _counts(items))
-    unbiased, hal = unbiased_outcome_consistency(c, n), hal_outcome_consistency(c, n)
-    return ConsistencyExample(
-        [
-            ConsistencyTask(int(c[i]), int(n[i]), float(unbiased[i]), float(hal[i]))
-            for i in range(c.size)
-        ],
-        outcome_consistency(c, n, confidence),
-    )
-
-
-@functools.cache
-def consistency_coverage_example(
-    alpha: float, beta: float, tasks: int, runs: int, confidence: float
-) -> ConsistencyCoverage | None:
-    """The check of the consistency intervals for a made-up suite (cached, like
-    coverage_example): `tasks` tasks of `runs` runs, rates from Beta(alpha, beta)."""
-    population = Population(alpha / (alpha + beta), alpha + beta)
-    return check_consistency_coverage([runs] * tasks, population, confidence)
-
-
-@dataclass(frozen=True)
-class ResourceTask:
-    successes: int
-    runs: int
-    costs: list[float]
-    cv: float
-    consistency: float
-    pass_hat_k: float
-
-
-@dataclass(frozen=True)
-class ResourceExample:
-    """A made-up suite's costs, task by task, and its resource summary."""
-
-    tasks: list[ResourceTask]
-    summary: ResourceSummary
-    reliability: float
-
-
-def resource_example(items: Sequence[Any], k: int, confidence: float) -> ResourceExample:
-    """Each item: {runs: "c/n", cost: [one per run]}; pass^k is the unbiased one."""
-    c, n = (np.array(v, dtype=np.int64) for v in _counts([item["runs"] for item in items]))
-    costs = [[float(x) for x in item["cost"]] for item in items]
-    owner = np.repeat(np.arange(len(costs)), [len(run) for run in costs])
-    cost = np.array([x for run in costs for x in run], dtype=np.float64)
-    cvs = task_cv(owner, cost, len(costs))
-    per_task = unbiased_pass_hat_k(c, n, k)
-    summary = summarise_resources(owner, {"cost": cost}, per_task, k, confidence)
-    tasks = [
-        ResourceTask(
-            int(c[i]),
-            int(n[i]),
-            costs[i],
-            float(cvs[i]),
-            float(elementary.exp(-cvs[i : i + 1])[0]),
-            float(per_task[i]),
-        )
-        for i in range(len(costs))
-    ]
-    return ResourceExample(tasks, summary, float(np.mean(per_task)))
-
-
 def _example_functions(k: int, confidence: float) -> dict[str, Any]:
     """What a content page calls to work its examples out, at the site's k and level
     unless the page passes its own. Counts are written as pages write them (_pair)."""
@@ -591,17 +510,15 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         return plan(target_halfwidth, **options)
 
     def consistency(items: Sequence[Any]) -> ConsistencyExample:
-        return consistency_example(items, confidence)
+        return consistency_example(*_counts(items), confidence)
 
     def resources(items: Sequence[Any], k: int = k) -> ResourceExample:
-        return resource_example(items, int(k), confidence)
+        successes, runs = _counts([item["runs"] for item in items])
+        costs = [[float(x) for x in item["cost"]] for item in items]
+        return resource_example(successes, runs, costs, int(k), confidence)
 
     def predictability_of(pairs: Sequence[Sequence[Any]]) -> Predictability | None:
-        """(confidence, passed) pairs, each run a task of its own."""
-        stated = np.array([float(c) for c, _ in pairs], dtype=np.float64)
-        passed = np.array([bool(y) for _, y in pairs])
-        owner = np.arange(len(pairs), dtype=np.int64)
-        return predictability(owner, passed, stated, len(pairs), confidence)
+        return predictability_example([(float(c), bool(y)) for c, y in pairs], confidence)
 
     def consistency_coverage(
         alpha: float, beta: float, tasks: int, runs: int

@@ -31,7 +31,7 @@ from markupsafe import Markup
 from ..errors import UserError
 from ..history import HISTORY_FILE, TrendPoint, history_bytes
 from ..keys import key
-from ..report import Report, SetReport, task_csv_rows
+from ..report import Report, SetReport
 from ..settings import BuildSettings, TaskPages
 from ..views import report_json
 from .badges import badge_json, badge_message, badge_svg, sitemap, snippets, snippets_markdown
@@ -39,7 +39,7 @@ from .calculator import SCRIPT_PATH, calculator_script, suite_link, task_link, w
 from .charts import FOREST_ROWS, Chart, PendingCharts, SiteCharts
 from .content import TaskExample, front_matter, task_view
 from .content_worker import ContentTexts, content_page, read_content
-from .rows import comparison_table_rows, run_grid, run_strip, task_table_rows
+from .rows import comparison_table_rows, run_grid, run_strip, task_csv_rows, task_table_rows
 from .theme import Theme, environment, template_key
 from .write import KEEP, Keep, Written, write_staged
 
