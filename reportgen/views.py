@@ -28,6 +28,7 @@ from .stats.coverage import CoverageCheck
 from .stats.estimate import SuiteEstimates, TaskEstimates
 from .stats.headline import Headline, Supported, uncalibrated
 from .stats.planner import Plan
+from .stats.population import Population
 from .stats.predictability import Predictability
 from .stats.resources import RESOURCES, ResourceSummary
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
@@ -103,19 +104,23 @@ def reliability_json(
     return body
 
 
+def _population_json(population: Population) -> Json:
+    """The simulated world of a coverage check: a Beta population or a point mass."""
+    return {
+        "model": "point mass" if population.concentration is None else "beta",
+        "mean": population.mean,
+        "alpha": population.alpha,
+        "beta": population.beta,
+    }
+
+
 def coverage_json(check: CoverageCheck) -> Json:
     """The coverage check: its simulated world and each interval's measured coverage."""
-    population = check.population
     return {
         "confidence": check.confidence,
         "k": check.k,
         "tasks": check.tasks,
-        "population": {
-            "model": "point mass" if population.concentration is None else "beta",
-            "mean": population.mean,
-            "alpha": population.alpha,
-            "beta": population.beta,
-        },
+        "population": _population_json(check.population),
         "true_value": check.true_value,
         "plugin_bias": check.plugin_bias,
         "seed": check.seed,
@@ -157,17 +162,11 @@ def consistency_json(result: OutcomeConsistency, check: ConsistencyCoverage | No
         body[name] = _mean_json(result.on(name))
     body["coverage"] = None
     if check is not None:
-        population = check.population
         body["coverage"] = {
             "suites": check.suites,
             "resamples": check.resamples,
             "seed": check.seed,
-            "population": {
-                "model": "point mass" if population.concentration is None else "beta",
-                "mean": population.mean,
-                "alpha": population.alpha,
-                "beta": population.beta,
-            },
+            "population": _population_json(check.population),
             "true_value": check.true_value,
             **{
                 name: {

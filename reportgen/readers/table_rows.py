@@ -20,7 +20,6 @@ from .duckdb_common import (
     group_keys,
     ident,
     literal,
-    measure_columns,
     mixed_codes,
     own_suite,
     task_measures,
@@ -386,7 +385,7 @@ def read_runs(
     if any(row[-1] for row in tasks):
         by_row = {(s, m, t): codes for s, m, t, codes in mixed_codes(con)}
     urls = task_urls(con) if cols.get("url") is not None else {}
-    measures = _measures(con, [row[4] + row[5] + row[6] for row in tasks], order)
+    measures = _measures(con, cols, [row[4] + row[5] + row[6] for row in tasks], order)
     for row, packed in zip(tasks, measures, strict=True):
         suite, model, task, first, passes, fails, excluded, category, codes, _, _ = row
         key = (suite, model, task)
@@ -420,10 +419,13 @@ def _task_rows(con: duckdb.DuckDBPyConnection, order: str) -> list[tuple[Any, ..
 
 
 def _measures(
-    con: duckdb.DuckDBPyConnection, lengths: list[int], order: str
+    con: duckdb.DuckDBPyConnection, cols: Columns, lengths: list[int], order: str
 ) -> list[dict[str, bytes]]:
-    """Each task's measures, packed, in the order of `lengths` (tasks by first row)."""
-    names = measure_columns(con)
+    """Each task's measures, packed, in the order of `lengths` (tasks by first row).
+    Only the table's measure columns are read: v is a view over the file, so each
+    query is another pass over it (task_measures leaves out a measure no run of a task
+    records)."""
+    names = [name for name in MEASURES if cols.get(name) is not None]
     return task_measures(con, names, order, lengths) if names else [{}] * len(lengths)
 
 
