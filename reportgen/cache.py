@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 import orjson
 
-from .counts import EXCLUDED, MEASURES, PASS, TaskCounts
+from .counts import EXCLUDED, MEASURES, PASS, TaskCounts, condition_key
 from .errors import Problems
 from .limits import MAX_DOCUMENT_BYTES
 from .readers import FORMATS, Loaded, side_files
@@ -346,6 +346,8 @@ def _check_loaded(loaded: Loaded) -> None:
             raise Damaged("a result set without evaluated runs, or with a task twice")
         if set(rs.named_by) - {"suite", "model"}:
             raise Damaged("unknown keys in named_by")
+        if rs.condition != condition_key(rs.condition):
+            raise Damaged("a baseline condition not stored as ''")
         if not all(0 <= number <= 1 for _, number in rs.figures):
             raise Damaged("a harness figure outside [0, 1]")
         for task in rs.tasks:

@@ -3,7 +3,7 @@
 Reads report.json (from a site folder or the file itself) and fails (exit 1)
 when a result set's reliability@k is below a bar, or dropped against a
 baseline report by more than allowed. Result sets are matched to the baseline
-by suite and model.
+by suite, model and condition.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from .counts import MAX_COUNT
+from .counts import BASELINE, MAX_COUNT, condition_key
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .numbers import fixed, percent, percent1
@@ -98,6 +98,8 @@ def _report_problems(doc: dict[str, Any], tasks: bool) -> Iterator[str]:
         for key in ("id", "suite", "model", "name") if tasks else ("suite", "model", "name"):
             if not isinstance(rs.get(key), str):
                 yield f"{where}.{key}: expected a string"
+        if not isinstance(rs.get("condition", ""), str):
+            yield f"{where}.condition: expected a string"
         reliability = rs.get("reliability_at_k")
         headline = reliability.get("headline", "plugin") if isinstance(reliability, dict) else None
         short = reliability.get("headline_uncalibrated") if isinstance(reliability, dict) else None
@@ -167,7 +169,7 @@ def _task_problems(where: str, tasks: Any) -> Iterator[str]:
 class Verdict:
     failures: list[str]
     passes: list[str]
-    #: Result sets of the report that the baseline holds too (by suite and model).
+    #: Result sets of the report that the baseline holds too (by suite, model and condition).
     matched: int = 0
     #: Each result set's figures at full precision, for --format json: name, estimator,
     #: value, and where checked the bar, the baseline's value and the drop.
@@ -228,7 +230,7 @@ def check_report(
     failures: list[str] = []
     passes: list[str] = []
     figures: list[dict[str, Any]] = []
-    old_sets = {(rs["suite"], rs["model"]): rs for rs in (baseline or {}).get("result_sets", [])}
+    old_sets = {identity(rs): rs for rs in (baseline or {}).get("result_sets", [])}
     for rs in report["result_sets"]:
         name = rs["name"]
         chosen = headline_estimator(rs) if estimator == "headline" else estimator
@@ -240,7 +242,7 @@ def check_report(
             # since it was added; absent before): a gate's reader must see it too.
             figure["headline_uncalibrated"] = rs["reliability_at_k"].get("headline_uncalibrated")
         figures.append(figure)
-        old = old_sets.get((rs["suite"], rs["model"]))
+        old = old_sets.get(identity(rs))
         if min_reliability is not None:
             figure["min_reliability"] = min_reliability
         if baseline is not None and max_drop is not None:
@@ -281,7 +283,7 @@ def check_report(
                 )
             else:
                 passes.append(f"{move}: {'rose' if round(drop, 3) < 0 else 'held'}")
-    matched = sum((rs["suite"], rs["model"]) in old_sets for rs in report["result_sets"])
+    matched = sum(identity(rs) in old_sets for rs in report["result_sets"])
     return Verdict(failures=failures, passes=passes, matched=matched, figures=figures)
 
 
@@ -303,7 +305,9 @@ def _history_build(path: Path, report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _doc_from_counts(
-    label: str, sets: list[tuple[str, str, str, dict[str, tuple[int, int]]]], report: dict[str, Any]
+    label: str,
+    sets: list[tuple[tuple[str, str, str], str, dict[str, tuple[int, int]]]],
+    report: dict[str, Any],
 ) -> dict[str, Any]:
     """A report.json-shaped baseline from per-task counts, with the report's k and confidence.
 
@@ -313,7 +317,7 @@ def _doc_from_counts(
     from .views import reliability_json
 
     out = []
-    for suite_name, model, name, counts in sets:
+    for (suite_name, model, condition), name, counts in sets:
         values = list(counts.values())
         suite = estimate_suite(
             [c for c, _ in values], [n for _, n in values], report["k"], report["confidence"]
@@ -322,6 +326,7 @@ def _doc_from_counts(
             {
                 "suite": suite_name,
                 "model": model,
+                "condition": condition or BASELINE,
                 "name": name,
                 "reliability_at_k": reliability_json(suite),
                 "tasks": [{"id": t, "successes": c, "runs": n} for t, (c, n) in counts.items()],
@@ -334,7 +339,7 @@ def baseline_from_history(path: Path, report: dict[str, Any]) -> dict[str, Any]:
     """The build before the current one in a history.jsonl, shaped like a report.json."""
     entry = _history_build(path, report)
     sets = [
-        (rs["suite"], rs["model"], rs["name"], {t: (c, n) for t, (c, n) in rs["tasks"].items()})
+        (identity(rs), rs["name"], {t: (c, n) for t, (c, n) in rs["tasks"].items()})
         for rs in entry["result_sets"]
     ]
     return _doc_from_counts(entry["label"], sets, report)
@@ -402,7 +407,7 @@ def load_baseline(
         # would gate on a change of k. Recomputed from its per-task counts instead.
         built = f"k = {doc['k']}, {percent(doc['confidence'])}"
         doc = read_report(path, "--baseline", tasks=True)
-        sets = [(rs["suite"], rs["model"], rs["name"], _counts(rs)) for rs in doc["result_sets"]]
+        sets = [(identity(rs), rs["name"], _counts(rs)) for rs in doc["result_sets"]]
         doc = _doc_from_counts(str(path), sets, report)
         doc["label"] = (
             f"{path} (built with {built}; recomputed from its task counts at this report's "
@@ -418,7 +423,7 @@ def load_baseline(
     loaded = load_sources([Source(path, **(reading or {}))])
     if not loaded.result_sets:
         raise UserError(f"--baseline: {path} holds no result sets")
-    sets = [(rs.suite, rs.model, rs.name, rs.counts_by_task()) for rs in loaded.result_sets]
+    sets = [(rs.identity, rs.name, rs.counts_by_task()) for rs in loaded.result_sets]
     doc = _doc_from_counts(str(path), sets, report)
     doc["skipped"] = loaded.skipped
     ours = report["result_sets"]
@@ -435,8 +440,16 @@ def load_baseline(
                 f" (its one result set, {theirs['name']!r}, taken as the report's "
                 f"{ours[0]['name']!r})"
             )
-            theirs["suite"], theirs["model"] = ours[0]["suite"], ours[0]["model"]
+            for key in ("suite", "model", "condition"):
+                theirs[key] = ours[0].get(key)
     return doc
+
+
+def identity(rs: dict[str, Any]) -> tuple[str, str, str]:
+    """A result set of a report.json (or a history line) as sets are matched: by suite,
+    model and condition (reports and histories written before conditions have none:
+    the baseline)."""
+    return (rs["suite"], rs["model"], condition_key(rs.get("condition")))
 
 
 def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:
@@ -460,7 +473,7 @@ LISTED_PAIRS = 5
 
 
 def _pairs(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return sorted({(rs["suite"], rs["model"]) for rs in doc["result_sets"]})
+    return sorted({identity(rs)[:2] for rs in doc["result_sets"]})
 
 
 def _listing(pairs: Sequence[tuple[str, str]]) -> str:
@@ -481,7 +494,7 @@ def unmatched_sets(report: dict[str, Any], baseline: dict[str, Any]) -> str:
         )
     return (
         f"no suite / model of the report ({_listing(ours)}) is in the baseline, which "
-        f"holds {_listing(theirs)} (result sets are matched by suite and model)"
+        f"holds {_listing(theirs)} (result sets are matched by suite, model and condition)"
     )
 
 
@@ -495,7 +508,8 @@ class TaskGate:
     #: Result set name -> tasks only in the report / only in the baseline.
     new: dict[str, tuple[str, ...]]
     gone: dict[str, tuple[str, ...]]
-    #: Result sets of the report with no counterpart (same suite and model) in the baseline.
+    #: Result sets of the report with no counterpart (same suite, model and condition)
+    #: in the baseline.
     unmatched: list[str]
     shared_sets: list[str]
 
@@ -519,7 +533,7 @@ def check_tasks(
     Result sets are matched by (suite, model); all their shared tasks form one
     family, so the gate's error rate holds for the whole check, not per set.
     """
-    old_sets = {(rs["suite"], rs["model"]): rs for rs in baseline["result_sets"]}
+    old_sets = {identity(rs): rs for rs in baseline["result_sets"]}
     keys: dict[str, tuple[str, str]] = {}
     before: list[tuple[int, int]] = []
     after: list[tuple[int, int]] = []
@@ -528,7 +542,7 @@ def check_tasks(
     unmatched: list[str] = []
     shared_sets: list[str] = []
     for rs in report["result_sets"]:
-        old = old_sets.get((rs["suite"], rs["model"]))
+        old = old_sets.get(identity(rs))
         if old is None:
             unmatched.append(rs["name"])
             continue

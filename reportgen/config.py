@@ -61,7 +61,18 @@ class Config:
 
 
 _TOP_KEYS = {f.name for f in dataclasses.fields(Config)} - {"path"}
-_SET_KEYS = {"path", "format", "suite", "model", "name", "scorer", "errors", "columns", "threshold"}
+_SET_KEYS = {
+    "path",
+    "format",
+    "suite",
+    "model",
+    "condition",
+    "name",
+    "scorer",
+    "errors",
+    "columns",
+    "threshold",
+}
 _TEXT_KEYS = _SET_KEYS - {"columns", "threshold"}
 
 
@@ -229,6 +240,7 @@ def _result_sets(name: str, value: Any, base: Path, problems: Problems) -> list[
                 format=fmt,
                 suite=fields["suite"],
                 model=fields["model"],
+                condition=fields["condition"],
                 name=fields["name"],
                 scorer=fields["scorer"],
                 errors=errors,

@@ -22,6 +22,15 @@ MAX_COUNT = 10**9
 #: tokens it used, and the agent's own confidence that it passed, in [0, 1].
 MEASURES = ("cost", "duration", "tokens", "confidence")
 
+#: The condition of runs made as the suite stands, unperturbed. Runs that name no
+#: condition are baseline runs too: both are stored as "" and shown as this word.
+BASELINE = "baseline"
+
+
+def condition_key(condition: str | None) -> str:
+    """A run's condition as result sets key it: "" for the baseline (none, or "baseline")."""
+    return "" if condition is None or condition == BASELINE else condition
+
 
 def whole_number(text: str) -> int | None:
     """ASCII digits and nothing else, as an int; None for anything else.
@@ -88,7 +97,7 @@ GUESSES = frozenset({NAMED_BY_FOLDER, NAMED_BY_FILE_NAME})
 
 @dataclass
 class ResultSet:
-    """The tasks of one (suite, model) pair read from one or more files."""
+    """The tasks of one (suite, model, condition) read from one or more files."""
 
     suite: str
     model: str
@@ -102,6 +111,10 @@ class ResultSet:
     #: Figures the harness itself reported for these runs, as (what and where, value):
     #: ("accuracy (runs/x/results.json)", 0.2625), to set beside reportgen's own.
     figures: list[tuple[str, float]] = field(default_factory=list)
+    #: The condition the runs were made under: "" for the baseline, else a
+    #: perturbation's name ("typos"). Sets differing only here are compared for
+    #: robustness, never pooled.
+    condition: str = ""
 
     @property
     def excluded_runs(self) -> int:
@@ -115,6 +128,11 @@ class ResultSet:
     def evaluated_tasks(self) -> list[TaskCounts]:
         """Tasks with at least one evaluated run: the ones that can be estimated."""
         return [t for t in self.tasks if t.runs > 0]
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """What tells result sets apart: (suite, model, condition)."""
+        return (self.suite, self.model, self.condition)
 
     def counts_by_task(self) -> dict[str, tuple[int, int]]:
         """{task id: (successes, evaluated runs)} of the evaluated tasks: what every

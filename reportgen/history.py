@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .counts import MAX_COUNT, whole_number
+from .counts import BASELINE, MAX_COUNT, whole_number
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, MAX_RECORD_BYTES, TooLarge, check_size
 from .readers.documents import json_loads, jsonl_lines, not_regular
@@ -152,6 +152,10 @@ def _entry_problem(entry: Any) -> str | None:
                 return f"result_sets[{i}].{key}: expected a string"
             if unprintable(rs[key]):
                 return f"result_sets[{i}].{key}: {rs[key]!r} {unprintable(rs[key])}"
+        condition = rs.get("condition", "")
+        if not isinstance(condition, str) or unprintable(condition) or condition == BASELINE:
+            # Left out for the baseline, so histories written before conditions still match.
+            return f"result_sets[{i}].condition: expected a perturbation's name"
         tasks = rs.get("tasks")
         if not isinstance(tasks, dict):
             return f"result_sets[{i}].tasks: expected an object of task id to [successes, runs]"
@@ -288,13 +292,13 @@ class TrendPoint:
 
 def trend(
     entries: list[Json],
-    suite: str,
-    model: str,
+    identity: tuple[str, str, str],
     k: int,
     confidence: float,
     estimator: str = "unbiased",
 ) -> list[TrendPoint]:
-    """The builds in which this (suite, model) appears, oldest first, with their steps.
+    """The builds in which this (suite, model, condition) appears, oldest first, with
+    their steps.
 
     Every number is recomputed from the stored per-task counts with this
     build's k and confidence, so a trend stays consistent when they change;
@@ -312,7 +316,11 @@ def trend(
     previous: dict[str, tuple[int, int]] | None = None
     for entry in entries:
         match = next(
-            (rs for rs in entry["result_sets"] if (rs["suite"], rs["model"]) == (suite, model)),
+            (
+                rs
+                for rs in entry["result_sets"]
+                if (rs["suite"], rs["model"], rs.get("condition", "")) == identity
+            ),
             None,
         )
         if match is None:
@@ -361,17 +369,18 @@ class SiteHistory:
 def site_history(
     previous: list[Json],
     entry: Json,
-    sets: Sequence[tuple[str, str, str, str]],
+    sets: Sequence[tuple[str, tuple[str, str, str], str]],
     k: int,
     confidence: float,
 ) -> SiteHistory:
     """Add this build's entry to the history and work out each result set's trend.
 
-    `sets` are (id, suite, model, headline estimator) of this build's result sets.
+    `sets` are (id, (suite, model, condition), headline estimator) of this build's
+    result sets.
     """
     entries = merge(previous, entry)
     trends = {
-        set_id: trend(entries, suite, model, k, confidence, estimator)
-        for set_id, suite, model, estimator in sets
+        set_id: trend(entries, identity, k, confidence, estimator)
+        for set_id, identity, estimator in sets
     }
     return SiteHistory(label=entry["label"], entries=entries, trends=trends)

@@ -2,11 +2,14 @@
 
 What report.py asks of the statistics for each set besides its estimates: the check
 of the outcome-consistency intervals, costs and resource consistency (where runs
-recorded cost, time or tokens) and predictability (where they stated a confidence),
-each computed once and kept in the results cache.
+recorded cost, time or tokens), predictability (where they stated a confidence) and,
+for runs made under a perturbation, robustness against the baseline runs of the same
+suite and model; each computed once and kept in the results cache.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +21,14 @@ from .stats.headline import Headline
 from .stats.population import fit_population
 from .stats.predictability import Predictability, predictability
 from .stats.resources import ResourceSummary, summarise_resources
+from .stats.robustness import (
+    RatioCoverage,
+    RatioInterval,
+    check_ratio_coverage,
+    hal_robustness,
+    paired_ratio,
+    smoothed_rates,
+)
 
 
 def predictability_of(
@@ -103,4 +114,81 @@ def consistency_coverage(
         runs[kept],
         population,
         confidence,
+    )
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """A set of runs made under a perturbation, against its suite and model's baseline."""
+
+    #: The baseline set's id.
+    baseline: str
+    #: Tasks evaluated in both conditions, and in only one of them.
+    shared: int
+    only_perturbed: int
+    only_baseline: int
+    #: reliability@k under the perturbation over the baseline's, paired by task.
+    reliability: RatioInterval
+    #: The same with k = 1: the pass rate's ratio.
+    pass_rate: RatioInterval
+    #: HAL's R: pooled accuracies' ratio, capped at 1 (NaN where undefined).
+    hal: float
+    #: How often each ratio's interval held the truth in simulated suites.
+    coverage: RatioCoverage | None
+    pass_rate_coverage: RatioCoverage | None
+
+
+def robustness(
+    tasks: list[TaskCounts],
+    baseline_tasks: list[TaskCounts],
+    baseline_id: str,
+    k: int,
+    confidence: float,
+    results: Results,
+    coverage_check: bool = True,
+) -> Robustness:
+    """Paired over the tasks both sets evaluated; HAL's ratio over all their runs."""
+    base = {t.id: t for t in baseline_tasks if t.runs > 0}
+    shared = [(t, base[t.id]) for t in tasks if t.runs > 0 and t.id in base]
+    c = np.array([t.successes for t, _ in shared], dtype=np.int64)
+    n = np.array([t.runs for t, _ in shared], dtype=np.int64)
+    base_c = np.array([b.successes for _, b in shared], dtype=np.int64)
+    base_n = np.array([b.runs for _, b in shared], dtype=np.int64)
+    reliability = paired_ratio(base_c, base_n, c, n, k, confidence)
+    pass_rate = paired_ratio(base_c, base_n, c, n, 1, confidence)
+
+    def check(ratio: RatioInterval) -> RatioCoverage | None:
+        if not coverage_check or ratio.tasks < 2 or ratio.estimate is None:
+            return None
+        kept = (base_n >= ratio.k) & (n >= ratio.k)
+        return results.get(
+            "robustness coverage",
+            RatioCoverage | None,
+            check_ratio_coverage,
+            smoothed_rates(base_c[kept], base_n[kept]),
+            smoothed_rates(c[kept], n[kept]),
+            base_n[kept],
+            n[kept],
+            ratio.tasks,
+            ratio.k,
+            confidence,
+        )
+
+    evaluated = [t for t in tasks if t.runs > 0]
+    baseline_evaluated = list(base.values())
+    return Robustness(
+        baseline=baseline_id,
+        shared=len(shared),
+        only_perturbed=len(evaluated) - len(shared),
+        only_baseline=len(baseline_evaluated) - len(shared),
+        reliability=reliability,
+        pass_rate=pass_rate,
+        hal=hal_robustness(
+            np.array([t.successes for t in baseline_evaluated], dtype=np.int64),
+            np.array([t.runs for t in baseline_evaluated], dtype=np.int64),
+            np.array([t.successes for t in evaluated], dtype=np.int64),
+            np.array([t.runs for t in evaluated], dtype=np.int64),
+        ),
+        coverage=check(reliability),
+        pass_rate_coverage=check(pass_rate),
     )

@@ -15,7 +15,7 @@ from .counts import GUESSES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
 from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .history import Json, SiteHistory, site_history, task_test_level
 from .numbers import interval_json
-from .profile import consistency_coverage, predictability_of, resources
+from .profile import Robustness, consistency_coverage, predictability_of, resources, robustness
 from .results import Results
 from .slugs import unique_slugs
 from .stats.bootstrap import (
@@ -91,6 +91,17 @@ class SetReport:
     predictability: Predictability | None
     #: What leads instead where the headline's interval covered less than UNFIT_COVERAGE.
     supported: Supported | None = None
+    #: For runs made under a perturbation, against the baseline runs of the same suite
+    #: and model (None at baseline, or where no baseline runs were read).
+    robustness: Robustness | None = None
+    #: At baseline: the ids of the sets of the same suite and model run under a
+    #: perturbation, each compared with this one.
+    perturbed: list[str] = field(default_factory=list)
+
+    @property
+    def related(self) -> list[str]:
+        """The ids of the sets whose runs this set's page also shows (in robustness)."""
+        return [self.robustness.baseline] if self.robustness else self.perturbed
 
     @property
     def page(self) -> str:
@@ -387,6 +398,14 @@ def build_report(
         own = s.uncalibrated
         if own is not None and own < UNFIT_COVERAGE:
             s.supported = _supported(s, confidence, results)
+    baselines = {s.result_set.identity[:2]: s for s in sets if not s.result_set.condition}
+    for s in sets:
+        base = baselines.get(s.result_set.identity[:2])
+        if s.result_set.condition and base is not None:
+            s.robustness = robustness(
+                s.tasks, base.tasks, base.id, k, confidence, results, coverage_check
+            )
+            base.perturbed.append(s.id)
     report = Report(
         title=title,
         description=description,
@@ -398,7 +417,7 @@ def build_report(
     )
     if history is not None:
         previous, label = history
-        ids = [(s.id, s.result_set.suite, s.result_set.model, s.headline.estimator) for s in sets]
+        ids = [(s.id, s.result_set.identity, s.headline.estimator) for s in sets]
         entry = history_entry(report, label)
         report.history = site_history(previous, entry, ids, k, confidence)
     return report
@@ -516,6 +535,7 @@ def history_entry(report: Report, label: str) -> Json:
             {
                 "suite": s.result_set.suite,
                 "model": s.result_set.model,
+                **({"condition": s.result_set.condition} if s.result_set.condition else {}),
                 "name": s.result_set.name,
                 "tasks": {t.id: [t.successes, t.runs] for t in s.tasks},
                 "reliability_at_k": {

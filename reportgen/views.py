@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .counts import BASELINE
 from .json_stream import Stream
 from .numbers import interval_json, number
 from .stats.bootstrap import BootstrapInterval, TwoStageBootstrap
@@ -31,12 +32,14 @@ from .stats.planner import Plan
 from .stats.population import Population
 from .stats.predictability import Predictability
 from .stats.resources import RESOURCES, ResourceSummary
+from .stats.robustness import RatioCoverage, RatioInterval
 from .stats.task_tests import UNCHANGED, TaskChange, TaskTests
 from .stats.variance import VarianceDecomposition
 from .terminal import estimate_warnings, set_warnings
 
 if TYPE_CHECKING:  # the views read the report model; it never imports them
     from .history import SiteHistory, TrendPoint
+    from .profile import Robustness
     from .report import Report, SetReport
 
 #: report.json's layout version: 2 added the headline choice and the coverage check,
@@ -205,6 +208,46 @@ def resources_json(summary: ResourceSummary | None) -> Json | None:
             "per_reliable_success": _mean_json(cost.per_reliable_success),
             "k": cost.k,
         },
+    }
+
+
+def _ratio_json(ratio: RatioInterval, check: RatioCoverage | None) -> Json:
+    return {
+        "k": ratio.k,
+        "tasks": ratio.tasks,
+        "perturbed": number(ratio.mean),
+        "baseline": number(ratio.baseline_mean),
+        "estimate": number(ratio.estimate),
+        "low": number(ratio.low),
+        "high": number(ratio.high),
+        "unbounded": ratio.unbounded,
+        "coverage": None
+        if check is None
+        else {
+            "suites": check.suites,
+            "seed": check.seed,
+            "true_value": check.true_value,
+            "coverage": check.coverage,
+            "monte_carlo_error": check.monte_carlo_error,
+            "bias": check.bias,
+            "unbounded": check.unbounded,
+        },
+    }
+
+
+def robustness_json(result: Robustness | None) -> Json | None:
+    """A perturbed set against its baseline; None at baseline or with no baseline read."""
+    if result is None:
+        return None
+    return {
+        "baseline": result.baseline,
+        "shared_tasks": result.shared,
+        "only_perturbed": result.only_perturbed,
+        "only_baseline": result.only_baseline,
+        "confidence": result.reliability.confidence,
+        "reliability_ratio": _ratio_json(result.reliability, result.coverage),
+        "pass_rate_ratio": _ratio_json(result.pass_rate, result.pass_rate_coverage),
+        "hal": number(result.hal),
     }
 
 
@@ -460,6 +503,7 @@ def summary_set_json(s: SetReport, stream: bool = False) -> Json:
     return {
         "suite": rs.suite,
         "model": rs.model,
+        "condition": rs.condition or BASELINE,
         "name": rs.name,
         "format": rs.format,
         "excluded_runs": rs.excluded_runs,
@@ -524,6 +568,7 @@ def report_json(report: Report, with_pages: Mapping[str, Collection[int]] | None
                 "outcome_consistency": consistency_json(s.consistency, s.consistency_coverage),
                 "resources": resources_json(s.resources),
                 "predictability": predictability_json(s.predictability),
+                "robustness": robustness_json(s.robustness),
                 "planner": [plan_json(p) for p in s.plans],
                 "curve": [
                     {

@@ -80,6 +80,7 @@ def test_summary_json_matches_estimate_json(
     assert list(rs) == [
         "suite",
         "model",
+        "condition",
         "name",
         "format",
         "excluded_runs",

@@ -98,6 +98,13 @@ def add_reading_options(parser: argparse.ArgumentParser, files: str) -> None:
         help=f"the model (or agent) of {files}, instead of the one their metadata names",
     )
     parser.add_argument(
+        "--condition",
+        metavar="NAME",
+        help=f"the condition {files} were run under: 'baseline' or a perturbation's name, "
+        "compared with the baseline runs of the same suite and model (default: the "
+        "condition each run names, else baseline)",
+    )
+    parser.add_argument(
         "--threshold",
         metavar="SCORE",
         help="the score a run needs to pass, for formats with scores (Harbor's reward, "
@@ -114,6 +121,7 @@ _READING_FLAGS = {
     "threshold": "--threshold",
     "suite": "--suite",
     "model": "--model",
+    "condition": "--condition",
     "skip_unreadable": "--skip-unreadable",
 }
 
@@ -124,7 +132,11 @@ def reading(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         raise UserError("--scorer: empty; leave it out to read the only score, or name one")
     columns = parse_columns(args.columns) if args.columns is not None else ()
     threshold = _parse_threshold(args.threshold) if args.threshold is not None else None
-    for flag, value in (("--suite", args.suite), ("--model", args.model)):
+    for flag, value in (
+        ("--suite", args.suite),
+        ("--model", args.model),
+        ("--condition", args.condition),
+    ):
         if value is not None:
             _check_name(flag, value)
     fields = {
@@ -137,6 +149,7 @@ def reading(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "threshold_from_flag": threshold is not None,
         "suite": args.suite,
         "model": args.model,
+        "condition": args.condition,
         "named_in": ("the command line", "the command line"),
         "skip_unreadable": bool(args.skip_unreadable),
     }
@@ -208,6 +221,7 @@ def _result_sets(config: Config, args: argparse.Namespace) -> list[Source]:
             # A suite or model the config names for this input stays.
             suite=s.suite or args.suite,
             model=s.model or args.model,
+            condition=s.condition or args.condition,
             named_in=_named_in(s, args),
             skip_unreadable=bool(args.skip_unreadable),
         )

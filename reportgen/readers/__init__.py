@@ -288,7 +288,8 @@ def _resolved(path: Path) -> Path:
 
 
 def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
-    """Read every source; merge result sets that share (suite, model); raise all problems.
+    """Read every source; merge result sets that share (suite, model, condition); raise
+    all problems.
 
     `flags_checked`: a --scorer or --threshold that no input had a use for is refused
     (flags_without_effect). False when these are some of the inputs the flags were
@@ -297,14 +298,14 @@ def load_sources(sources: list[Source], flags_checked: bool = True) -> Loaded:
     problems = Problems()
     skipped: list[tuple[str, str]] = []
     prepared = _prepare_all(sources, problems, skipped)
-    merged: dict[tuple[str, str], ResultSet] = {}
+    merged: dict[tuple[str, str, str], ResultSet] = {}
     unreadable = prepared.unreadable
     for (_, format_name), inputs in prepared.groups.items():
         before = len(problems.items)
         sets = read_inputs(inputs, format_name, problems, skipped)
         unreadable = unreadable or (not sets and len(problems.items) > before)
         for rs in sets:
-            key = (rs.suite, rs.model)
+            key = (rs.suite, rs.model, rs.condition)
             if key not in merged:
                 merged[key] = rs
                 continue

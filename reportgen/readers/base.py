@@ -23,9 +23,13 @@ from ..counts import (
     PASS,
     ResultSet,
     TaskCounts,
+    condition_key,
 )
 from ..errors import Problems
 from .fields import unprintable
+
+#: A result set's identity in the Tally: (suite, model, condition), "" for none.
+GroupKey = tuple[str, str, str]
 
 #: The values of the `errors:` setting (and --errors).
 ERROR_CHOICES = ("exclude", "fail")
@@ -39,6 +43,9 @@ class Source:
     format: str | None = None
     suite: str | None = None
     model: str | None = None
+    #: The condition every run of this input was made under (`condition:` in the
+    #: config, --condition), over the one its runs name.
+    condition: str | None = None
     name: str | None = None
     scorer: str | None = None
     #: The scorer came from --scorer, which names one for every input: an input
@@ -141,7 +148,8 @@ def _add_measures(tally: _TaskTally, values: dict[str, float]) -> None:
 
 
 class Tally:
-    """Groups runs by (suite, model, task) for one source file, checking as it goes.
+    """Groups runs by (suite, model, condition) and task for one source file, checking
+    as it goes.
 
     A run's position is where it was read: a line number (turned into "file:line"
     by `locate`) or a ready-made location string such as a key path.
@@ -150,16 +158,16 @@ class Tally:
     def __init__(self, source: Source, problems: Problems) -> None:
         self.source = source
         self.problems = problems
-        self.groups: dict[tuple[str, str], dict[str, _TaskTally]] = {}
+        self.groups: dict[GroupKey, dict[str, _TaskTally]] = {}
         #: Each group's (suite, model) origins: NAMED_BY_* or a reader's own words.
-        self.named_by: dict[tuple[str, str], dict[str, str]] = {}
+        self.named_by: dict[GroupKey, dict[str, str]] = {}
         #: Each group's figures as the harness reported them (add_figure).
-        self.figures: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        self.figures: dict[GroupKey, list[tuple[str, float]]] = {}
         #: Each group's inputs (as given) that held some of its runs, in order.
-        self.inputs_of: dict[tuple[str, str], list[str]] = {}
+        self.inputs_of: dict[GroupKey, list[str]] = {}
         self._input = ""
-        self._last_group = ("", "")
-        self._last_key: tuple[str | None, str | None] | None = None
+        self._last_group: GroupKey = ("", "", "")
+        self._last_key: tuple[str | None, str | None, str | None] | None = None
         self._last_tasks: dict[str, _TaskTally] = {}
         self.locate: Callable[[int], str] = lambda n: f"{source.path}:{n}"
         #: Added to line numbers by line-based readers, so that in a folder of files
@@ -185,10 +193,12 @@ class Tally:
         suite: str | None,
         model: str | None,
         category: str | None,
+        condition: str | None = None,
     ) -> None:
         """While held, the checks that adding would make of names, made now: a file whose
         names no page can show is then skipped like any other unreadable file."""
-        for what, text in (("task id", task), ("suite", suite), ("model", model)):
+        named = (("task id", task), ("suite", suite), ("model", model), ("condition", condition))
+        for what, text in named:
             if text is not None:
                 self._check_text(position, what, text)
         if category is not None:
@@ -279,10 +289,14 @@ class Tally:
         self.figures.setdefault(key, []).append((f"{label} ({where})", value))
 
     def _tasks(
-        self, suite: str | None, model: str | None, position: int | str
+        self,
+        suite: str | None,
+        model: str | None,
+        position: int | str,
+        condition: str | None = None,
     ) -> dict[str, _TaskTally]:
-        # The config's (or the command line's) suite and model win over the file's; the
-        # file's or folder's name is the last resort.
+        # The config's (or the command line's) suite, model and condition win over the
+        # file's; the file's or folder's name is the last resort for the suite.
         suite_in, model_in = self.source.named_in
         read_from = self._read_from
         if self.source.suite:
@@ -295,7 +309,8 @@ class Tally:
             model, model_by = self.source.model, model_in
         else:
             model_by = read_from.get("model", NAMED_BY_FILE_CONTENT) if model else ""
-        key = self._last_group = (suite, model or "")
+        condition = condition_key(self.source.condition or condition)
+        key = self._last_group = (suite, model or "", condition)
         inputs = self.inputs_of.setdefault(key, [])
         if self._input not in inputs:
             inputs.append(self._input)
@@ -303,7 +318,7 @@ class Tally:
         if tasks is None:
             tasks = self.groups[key] = {}
             self.named_by[key] = {"suite": suite_by, "model": model_by}
-            for what, name in zip(("suite", "model"), key, strict=True):
+            for what, name in zip(("suite", "model", "condition"), key, strict=True):
                 self._check_text(position, what, name)
         return tasks
 
@@ -325,20 +340,22 @@ class Tally:
         url: str | None = None,
         note: str | None = None,
         measures: dict[str, float] | None = None,
+        condition: str | None = None,
     ) -> None:
         """One run; `note` says why it was not evaluated (passed None), where known;
-        `measures` what else it recorded (counts.MEASURES), already checked."""
+        `measures` what else it recorded (counts.MEASURES), already checked; `condition`
+        the perturbation it was made under, if any."""
         if self._held is not None:
-            self._check_held(position, task, suite, model, category)
+            self._check_held(position, task, suite, model, category, condition)
             args = (position, task, passed, suite, model, run, category, url, note, measures)
-            self._held.append((self.add_run, args, {}))
+            self._held.append((self.add_run, args, {"condition": condition}))
             return
-        # Runs of one (suite, model) usually come in a row: reuse the last group.
-        if self._last_key == (suite, model):
+        # Runs of one group usually come in a row: reuse the last one.
+        if self._last_key == (suite, model, condition):
             tasks = self._last_tasks
         else:
-            tasks = self._last_tasks = self._tasks(suite, model, position)
-            self._last_key = (suite, model)
+            tasks = self._last_tasks = self._tasks(suite, model, position, condition)
+            self._last_key = (suite, model, condition)
         tally = tasks.get(task)
         if tally is None:
             tally = tasks[task] = _TaskTally()
@@ -379,14 +396,21 @@ class Tally:
         model: str | None = None,
         category: str | None = None,
         excluded: int = 0,
+        condition: str | None = None,
     ) -> None:
         """A task given as counts only (the YAML suite file): no runs, no run order."""
         if self._held is not None:
-            self._check_held(where, task, suite, model, category)
-            kwargs = {"suite": suite, "model": model, "category": category, "excluded": excluded}
+            self._check_held(where, task, suite, model, category, condition)
+            kwargs = {
+                "suite": suite,
+                "model": model,
+                "category": category,
+                "excluded": excluded,
+                "condition": condition,
+            }
             self._held.append((self.add_counts, (where, task, successes, runs), kwargs))
             return
-        tasks = self._tasks(suite, model, where)
+        tasks = self._tasks(suite, model, where, condition)
         if task in tasks:
             # Two files of a folder (or two entries) stating one task's counts.
             self.problems.add(f"{where}: task {task!r} is given more than once")
@@ -410,19 +434,21 @@ class Tally:
         category: str | None = None,
         urls: dict[int, str] | None = None,
         measures: dict[str, bytes] | None = None,
+        condition: str | None = None,
     ) -> None:
         """A task whose runs were counted and put in run order elsewhere (a table
         grouped in DuckDB): its (successes, evaluated runs, excluded runs) and its
         run codes, one byte per run, so the task page can still draw the runs; and
         its measures, packed as TaskCounts keeps them."""
         if self._held is not None:
-            self._check_held(where, task, suite, model, category)
+            self._check_held(where, task, suite, model, category, condition)
             kwargs = {
                 "suite": suite,
                 "model": model,
                 "category": category,
                 "urls": urls,
                 "measures": measures,
+                "condition": condition,
             }
             self._held.append((self.add_task, (where, task, counts, codes), kwargs))
             return
@@ -434,8 +460,9 @@ class Tally:
             model=model,
             category=category,
             excluded=counts[2],
+            condition=condition,
         )
-        tally = self._tasks(suite, model, where)[task]
+        tally = self._tasks(suite, model, where, condition)[task]
         tally.codes = bytearray(codes)
         tally.ordered = True
         tally.urls = urls or {}
@@ -446,16 +473,18 @@ class Tally:
                 column.frombytes(packed)
 
     def result_sets(self, format_name: str) -> list[ResultSet]:
-        """One result set per (suite, model) read, each naming the inputs that held it."""
+        """One result set per (suite, model, condition) read, each naming the inputs
+        that held it."""
         sets = []
         for key, tasks in self.groups.items():
-            suite_name, model_name = key
+            suite_name, model_name, condition = key
             counted = [self._counts(task_id, tally) for task_id, tally in tasks.items()]
             sets.append(
                 ResultSet(
                     suite=suite_name,
                     model=model_name,
-                    name=self.source.name or _default_name(suite_name, model_name),
+                    condition=condition,
+                    name=self.source.name or _default_name(suite_name, model_name, condition),
                     format=format_name,
                     sources=list(self.inputs_of[key]),
                     tasks=counted,
@@ -536,8 +565,9 @@ def _sort_key(run: Any) -> tuple[int, Any]:
     return (0, run) if isinstance(run, int) else (1, str(run))
 
 
-def _default_name(suite: str, model: str) -> str:
-    return f"{model} · {suite}" if model else suite
+def _default_name(suite: str, model: str, condition: str) -> str:
+    name = f"{model} · {suite}" if model else suite
+    return f"{name} · {condition}" if condition else name
 
 
 #: How much of a file sniffing looks at.

@@ -3,9 +3,9 @@ JSONL of counts) and jsonl_duckdb.py (large JSONL of runs).
 
 The connection (bounded memory, no extension ever downloaded), a file's path as
 DuckDB should see it, SQL quoting, and the per-task queries over the view `v` both
-readers build, one row a run: _row (its place in the file), suite, model, task,
-run, run_number, code (PASS, FAIL or EXCLUDED), url and the measures (counts.MEASURES,
-DOUBLE, NULL where a run records none).
+readers build, one row a run: _row (its place in the file), suite, model,
+condition, task, run, run_number, code (PASS, FAIL or EXCLUDED), url and the
+measures (counts.MEASURES, DOUBLE, NULL where a run records none).
 
 duckdb is imported inside the functions: commands that never read a table or a
 large JSONL file do not pay for loading it.
@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..counts import MEASURES
+from ..counts import BASELINE, MEASURES, condition_key
 from .base import Source, Tally
 
 if TYPE_CHECKING:
@@ -40,17 +40,24 @@ def own_suite(suite: str | None, tally: Tally) -> str | None:
     return None if suite == tally.fallback_suite else suite
 
 
-def group_keys(source: Source, suite: str, model: str, fallback: str) -> str:
-    """SQL for the (suite, model) a row belongs to, as the Tally keys it: the config's
-    names first, then the row's; a row without a suite is given the suite the Tally
-    falls back to (`fallback`), and no model. Grouped on these, runs that the Tally
+def group_keys(source: Source, suite: str, model: str, condition: str, fallback: str) -> str:
+    """SQL for the (suite, model, condition) a row belongs to, as the Tally keys it: the
+    config's names first, then the row's; a row without a suite is given the suite the
+    Tally falls back to (`fallback`), no model, and the baseline (NULL, which
+    "baseline" is too; the Tally keys it ""). Grouped on these, runs that the Tally
     would merge are merged here too."""
     if source.suite:
         suite = literal(source.suite)
     elif suite != "NULL":  # without the column the Tally names (and marks) the fallback
         suite = f"coalesce({suite}, {literal(fallback)})"
     model = literal(source.model) if source.model else f"coalesce({model}, '')"
-    return f"{suite} AS suite, {model} AS model"
+    if source.condition:
+        condition = (
+            literal(condition_key(source.condition)) if condition_key(source.condition) else "NULL"
+        )
+    else:
+        condition = f"nullif({condition}, {literal(BASELINE)})"
+    return f"{suite} AS suite, {model} AS model, {condition} AS condition"
 
 
 @contextmanager
@@ -99,19 +106,19 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
 DIGITS = bytes.maketrans(b"012", bytes((0, 1, 2)))
 
 
-def mixed_codes(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str]]:
+def mixed_codes(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str, str, str]]:
     """Codes in row order for tasks where only some runs carry an id (as JSONL keeps them)."""
     return con.execute(
-        """SELECT suite, model, task, string_agg(chr(48 + code), '' ORDER BY _row)
-        FROM v GROUP BY suite, model, task
+        """SELECT suite, model, condition, task, string_agg(chr(48 + code), '' ORDER BY _row)
+        FROM v GROUP BY suite, model, condition, task
         HAVING count(run) > 0 AND count(run) < count(*)"""
     ).fetchall()
 
 
 def task_urls(
     con: duckdb.DuckDBPyConnection, order: str = "run_number NULLS LAST, run"
-) -> dict[tuple[str, str, str], dict[int, str]]:
-    """Transcript links by (suite, model, task) and position in the run order."""
+) -> dict[tuple[str, str, str, str], dict[int, str]]:
+    """Transcript links by (suite, model, condition, task) and position in the run order."""
     # By run id where every run of the task has one, else by row. Whether they all do
     # is a window count of its own, in the inner query: DuckDB 2 refuses a window
     # function inside another's ORDER BY.
@@ -119,19 +126,19 @@ def task_urls(
         f"CASE WHEN all_ids THEN {part.split()[0]} END NULLS LAST" for part in order.split(", ")
     )
     rows = con.execute(
-        f"""SELECT suite, model, task, position, url FROM (
-            SELECT suite, model, task, url, row_number() OVER (
-                PARTITION BY suite, model, task ORDER BY {by_id}, _row
+        f"""SELECT suite, model, condition, task, position, url FROM (
+            SELECT suite, model, condition, task, url, row_number() OVER (
+                PARTITION BY suite, model, condition, task ORDER BY {by_id}, _row
             ) - 1 AS position
             FROM (
                 SELECT *, count(run) OVER t = count(*) OVER t AS all_ids
-                FROM v WINDOW t AS (PARTITION BY suite, model, task)
+                FROM v WINDOW t AS (PARTITION BY suite, model, condition, task)
             )
         ) WHERE url IS NOT NULL"""
     ).fetchall()
-    urls: dict[tuple[str, str, str], dict[int, str]] = {}
-    for suite, model, task, position, url in rows:
-        urls.setdefault((suite, model, task), {})[position] = url
+    urls: dict[tuple[str, str, str, str], dict[int, str]] = {}
+    for suite, model, condition, task, position, url in rows:
+        urls.setdefault((suite, model, condition, task), {})[position] = url
     return urls
 
 
@@ -158,7 +165,7 @@ def task_measures(
         f"""SELECT {values} FROM (
             SELECT *, min(_row) OVER w AS first_,
                 count(run) OVER w > 0 AND count(run) OVER w < count(*) OVER w AS mixed_
-            FROM v WINDOW w AS (PARTITION BY suite, model, task))
+            FROM v WINDOW w AS (PARTITION BY suite, model, condition, task))
         ORDER BY first_, CASE WHEN mixed_ THEN _row END, {order}"""
     ).fetchnumpy()
     arrays = {name: np.asarray(columns[name], dtype=np.float64) for name in names}

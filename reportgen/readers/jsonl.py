@@ -178,7 +178,7 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
                 task = get("task_id")
             passed = get("passed", _MISSING)
             suite, model, run = get("suite"), get("model"), get("run")
-            category, url = get("category"), get("url")
+            category, url, condition = get("category"), get("url"), get("condition")
             measures = None
             if (
                 "cost" in record
@@ -195,11 +195,22 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
                 and (suite is None or (type(suite) is str and suite.strip()))
                 and (model is None or (type(model) is str and model.strip()))
                 and (category is None or (type(category) is str and category.strip()))
+                and (condition is None or (type(condition) is str and condition.strip()))
                 and (run is None or type(run) is int or type(run) is str)
                 and (url is None or is_http_url(url))
             ):
                 add_run(
-                    number + base, task, passed, suite, model, run, category, url, None, measures
+                    number + base,
+                    task,
+                    passed,
+                    suite,
+                    model,
+                    run,
+                    category,
+                    url,
+                    None,
+                    measures,
+                    condition,
                 )
                 continue
         _canonical_record(number + base, record, tally)
@@ -251,7 +262,7 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
             f'{where}: "passed": {describe(record["passed"])} is not true, false, 1, 0 or null'
         )
         return
-    for key in ("suite", "model", "category"):
+    for key in ("suite", "model", "category", "condition"):
         if not is_optional_text(record.get(key)):
             problems.add(f'{where}: "{key}" must be a non-empty string')
             return
@@ -281,6 +292,7 @@ def _canonical_record(position: int, record: Any, tally: Tally) -> None:
         category=record.get("category"),
         url=url,
         measures=_measures(record),
+        condition=record.get("condition"),
     )
 
 

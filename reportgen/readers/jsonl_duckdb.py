@@ -43,6 +43,7 @@ _JSONL_KEYS = (
     "run",
     "category",
     "url",
+    "condition",
     *MEASURES,
 )
 
@@ -63,7 +64,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
         return False
     if tasks is None:
         return False
-    for suite, model, task, counts, codes, category, urls, measures in tasks:
+    for suite, model, condition, task, counts, codes, category, urls, measures in tasks:
         tally.add_task(
             f"{source.path}",
             task,
@@ -74,6 +75,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
             category=category,
             urls=urls,
             measures=measures,
+            condition=condition,
         )
     return True
 
@@ -102,7 +104,15 @@ def _passed_given_as_null(path: Path, records: list[int], max_line: int) -> bool
 
 
 _Task = tuple[
-    str, str, str, tuple[int, int, int], bytes, str | None, dict[int, str] | None, dict[str, bytes]
+    str,
+    str,
+    str,
+    str,
+    tuple[int, int, int],
+    bytes,
+    str | None,
+    dict[int, str] | None,
+    dict[str, bytes],
 ]
 
 
@@ -172,6 +182,7 @@ def _load_values(
         f"columns = {{{columns}}}, maximum_object_size = {max_line}))"
     )
     task, passed, run, url = '"task"', '"passed"', '"run"', '"url"'
+    names = (_text('"suite"'), _text('"model"'), _text('"condition"'))
     measures_ok = " AND ".join(
         f"({ident(n)} IS NULL OR {_measure(n)} IS NOT NULL)" for n in MEASURES
     )
@@ -180,7 +191,7 @@ def _load_values(
             coalesce({_text(task)}, {task}) AS task,
             CASE WHEN {passed} IS NULL THEN {EXCLUDED}
                 WHEN {passed} IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
-            {group_keys(source, _text('"suite"'), _text('"model"'), fallback)},
+            {group_keys(source, *names, fallback)},
             {_text('"category"')} AS category, {_text(url)} AS url,
             CASE WHEN {_is_whole(run)} THEN CAST({run} AS BIGINT) END AS run_number,
             {_text(run)} AS run_text,
@@ -190,7 +201,7 @@ def _load_values(
                 (({_is_text(task)} AND {task} <> '""') OR {_is_whole(task)})
                 AND ({passed} IS NULL OR {passed} IN ('true', 'false', '0', '1'))
                 AND {_text_or_null('"suite"')} AND {_text_or_null('"model"')}
-                AND {_text_or_null('"category"')}
+                AND {_text_or_null('"category"')} AND {_text_or_null('"condition"')}
                 AND ({run} IS NULL OR {_is_text(run)} OR {_is_whole(run)})
                 AND ({url} IS NULL OR ({_is_text(url)}
                      AND regexp_matches(lower({_text(url)}), '^https?://')))
@@ -222,8 +233,8 @@ def _plainly_well_formed(con: duckdb.DuckDBPyConnection, path: Path, max_line: i
     # the file is much cheaper than one per task. Runs are JSON text here, so 1 and "1"
     # stay apart, as they do in the Python reader.
     repeated = con.execute(
-        """SELECT count(run) <> (SELECT count(*) FROM
-            (SELECT DISTINCT suite, model, task, run FROM v WHERE run IS NOT NULL)) FROM v"""
+        """SELECT count(run) <> (SELECT count(*) FROM (SELECT DISTINCT
+            suite, model, condition, task, run FROM v WHERE run IS NOT NULL)) FROM v"""
     ).fetchone()
     return repeated is not None and not repeated[0]
 
@@ -232,21 +243,21 @@ def _grouped_tasks(con: duckdb.DuckDBPyConnection) -> list[_Task] | None:
     """Each task's counts, run codes in run order, category and links; None when a name
     is one the Python reader would refuse."""
     rows = con.execute(
-        f"""SELECT suite, model, task, min(_row) AS first,
+        f"""SELECT suite, model, condition, task, min(_row) AS first,
             count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
             count(*) FILTER (WHERE code = {EXCLUDED}),
             arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
             string_agg(chr(48 + code), '' ORDER BY run_number NULLS LAST, run_text, _row),
             count(run) > 0 AND count(run) < count(*) AS mixed
-        FROM v GROUP BY suite, model, task ORDER BY first"""
+        FROM v GROUP BY suite, model, condition, task ORDER BY first"""
     ).fetchall()
-    by_row: dict[tuple[str, str, str], str] = {}
+    by_row: dict[tuple[str, str, str, str], str] = {}
     if any(row[-1] for row in rows):
-        by_row = {(s_, m_, t_): codes for s_, m_, t_, codes in mixed_codes(con)}
+        by_row = {(s_, m_, c_, t_): codes for s_, m_, c_, t_, codes in mixed_codes(con)}
     has_urls = con.execute("SELECT count(url) FROM v").fetchone()
     urls = task_urls(con, "run_number NULLS LAST, run_text") if has_urls and has_urls[0] else {}
     names = measure_columns(con)
-    lengths = [passes + fails + excluded for _, _, _, _, passes, fails, excluded, *_ in rows]
+    lengths = [passes + fails + excluded for *_, passes, fails, excluded, _, _, _ in rows]
     measures = (
         task_measures(con, names, "run_number NULLS LAST, run_text, _row", lengths)
         if names
@@ -254,20 +265,21 @@ def _grouped_tasks(con: duckdb.DuckDBPyConnection) -> list[_Task] | None:
     )
     tasks: list[_Task] = []
     for row, packed in zip(rows, measures, strict=True):
-        suite, model, task_id, _, passes, fails, excluded, category, codes, _ = row
+        suite, model, condition, task_id, _, passes, fails, excluded, category, codes, _ = row
         # What Python's str.strip() and the page checks refuse, DuckDB's trim may not:
         # such a file goes back to the Python reader, which names the line.
-        for name in (suite, model, task_id, category):
+        for name in (suite, model, condition, task_id, category):
             if name is not None and (not name.strip() or unprintable(name) is not None):
                 if name == model == "":
                     continue
                 return None
-        key = (suite, model, task_id)
+        key = (suite, model, condition, task_id)
         codes = by_row.get(key, codes)
         tasks.append(
             (
                 suite,
                 model,
+                condition,
                 task_id,
                 (passes, passes + fails, excluded),
                 codes.encode("ascii").translate(DIGITS),

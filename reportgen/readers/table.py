@@ -1,10 +1,11 @@
 """Tables (CSV, TSV, Parquet) of runs or of per-task counts, read through DuckDB.
 
 A table of runs has one row per run (task, passed, and optionally run, suite,
-model, category, url); a table of counts one row per task (task, successes,
-runs, optionally excluded, suite, model, category). Which one a file is follows
-from its columns. Columns are found by name, through common aliases, or through
-a mapping (`columns:` in the config, --columns on the command line).
+model, condition, category, url, measures); a table of counts one row per task
+(task, successes, runs, optionally excluded, suite, model, condition, category).
+Which one a file is follows from its columns. Columns are found by name, through
+common aliases, or through a mapping (`columns:` in the config, --columns on the
+command line).
 
 This module opens the file and finds its columns; table_rows.py does everything
 row by row inside DuckDB: the checks (each problem names the file, the row and the
@@ -41,6 +42,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "passed": ("passed", "success", "resolved", "is_resolved", "correct"),
     "suite": ("suite",),
     "model": ("model",),
+    "condition": ("condition",),
     "category": ("category",),
     "url": ("url",),
     "cost": ("cost", "cost_usd", "total_cost"),

@@ -284,6 +284,11 @@ def _say(template: str) -> Callable[[tuple[Any, ...]], str]:
     return message
 
 
+def _group_keys(source: Source, cols: Columns, tally: Tally) -> str:
+    names = (_text(cols, "suite"), _text(cols, "model"), _text(cols, "condition"))
+    return group_keys(source, *names, tally.fallback_suite)
+
+
 def _text_checks(cols: Columns, fields: tuple[str, ...]) -> list[_Check]:
     """Optional text fields: NULL (an empty cell) is fine, blank text or a bad url is not.
 
@@ -346,7 +351,7 @@ def read_runs(
             TRY_CAST({run} AS BIGINT) AS run_number,
             {_passed_code(cols, source.threshold)} AS code,
             {passed} AS passed_raw,
-            {group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
+            {_group_keys(source, cols, tally)},
             {_text(cols, "category")} AS category, {_text(cols, "url")} AS url,
             {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
             {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
@@ -364,7 +369,7 @@ def read_runs(
             "passed_raw",
             _say(f"column {_braced(passed_name)}: {{0}} is not {expected}"),
         ),
-        *_text_checks(cols, ("suite", "model", "category", "url")),
+        *_text_checks(cols, ("suite", "model", "condition", "category", "url")),
         *_measure_checks(cols),
     ]
     if not _run_checks(con, checks, tally, where, place):
@@ -381,14 +386,14 @@ def read_runs(
     if any(row[-2] for row in tasks):
         _duplicate_runs(con, tally, where, cols, place)
         return
-    by_row: dict[tuple[str, str, str], str] = {}
+    by_row: dict[tuple[str, str, str, str], str] = {}
     if any(row[-1] for row in tasks):
-        by_row = {(s, m, t): codes for s, m, t, codes in mixed_codes(con)}
+        by_row = {(s, m, c, t): codes for s, m, c, t, codes in mixed_codes(con)}
     urls = task_urls(con) if cols.get("url") is not None else {}
-    measures = _measures(con, cols, [row[4] + row[5] + row[6] for row in tasks], order)
+    measures = _measures(con, cols, [row[5] + row[6] + row[7] for row in tasks], order)
     for row, packed in zip(tasks, measures, strict=True):
-        suite, model, task, first, passes, fails, excluded, category, codes, _, _ = row
-        key = (suite, model, task)
+        suite, model, condition, task, first, passes, fails, excluded, category, codes, _, _ = row
+        key = (suite, model, condition, task)
         codes = by_row.get(key, codes)
         tally.add_task(
             f"{where}: {place(first)}",
@@ -400,21 +405,22 @@ def read_runs(
             category=category,
             urls=urls.get(key),
             measures=packed,
+            condition=condition,
         )
 
 
 def _task_rows(con: duckdb.DuckDBPyConnection, order: str) -> list[tuple[Any, ...]]:
-    """Per task, by first row: suite, model, task, first row, passes, failures,
+    """Per task, by first row: suite, model, condition, task, first row, passes, failures,
     excluded, category, codes in run order, repeated run ids, whether ids are partial."""
     return con.execute(
-        f"""SELECT suite, model, task, min(_row) AS first,
+        f"""SELECT suite, model, condition, task, min(_row) AS first,
             count(*) FILTER (WHERE code = {PASS}), count(*) FILTER (WHERE code = {FAIL}),
             count(*) FILTER (WHERE code = {EXCLUDED}),
             arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
             string_agg(chr(48 + code), '' ORDER BY {order}),
             count(run) - count(DISTINCT coalesce(CAST(run_number AS VARCHAR), run)) AS repeats,
             count(run) > 0 AND count(run) < count(*) AS mixed
-        FROM v GROUP BY suite, model, task ORDER BY first"""
+        FROM v GROUP BY suite, model, condition, task ORDER BY first"""
     ).fetchall()
 
 
@@ -435,7 +441,7 @@ def _duplicate_runs(
     """Names the rows of each run id given twice for one task."""
     rows = con.execute(
         f"""SELECT task, run, list(_row ORDER BY _row) AS rows FROM v WHERE run IS NOT NULL
-        GROUP BY suite, model, task, coalesce(CAST(run_number AS VARCHAR), run), run
+        GROUP BY suite, model, condition, task, coalesce(CAST(run_number AS VARCHAR), run), run
         HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
     ).fetchall()
     for task, run, rows_of in rows:
@@ -468,12 +474,12 @@ def read_counts(
         return
     rows = con.execute(
         """SELECT _row, task, CAST(successes AS BIGINT), CAST(runs AS BIGINT),
-            CAST(coalesce(excluded, 0) AS BIGINT), suite, model, category
+            CAST(coalesce(excluded, 0) AS BIGINT), suite, model, condition, category
         FROM v ORDER BY _row"""
     ).fetchall()
     if not rows:
         tally.problems.add(f"{where}: the table has column names but no rows: no tasks to count")
-    for row, task, c, n, x, suite, model, category in rows:
+    for row, task, c, n, x, suite, model, condition, category in rows:
         tally.add_counts(
             f"{where}: {place(row)}",
             task,
@@ -483,6 +489,7 @@ def read_counts(
             model=model,
             category=category,
             excluded=x,
+            condition=condition,
         )
 
 
@@ -504,7 +511,7 @@ def _counts_view(
             {_count_value(cols, "excluded")} AS excluded,
             {", ".join(f"{ident(cols.names[f])} AS raw_{f}" for f in ("successes", "runs"))},
             {ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
-            {group_keys(source, _text(cols, "suite"), _text(cols, "model"), tally.fallback_suite)},
+            {_group_keys(source, cols, tally)},
             {_text(cols, "category")} AS category
         FROM src"""
     )
@@ -518,7 +525,7 @@ def _count_checks(cols: Columns, unreadable: list[str]) -> list[_Check]:
         name = cols.get(field)
         if name is not None:
             checks.extend(_whole_number_checks(field, name))
-    checks.extend(_text_checks(cols, ("suite", "model", "category")))
+    checks.extend(_text_checks(cols, ("suite", "model", "condition", "category")))
     if len(unreadable) == 1:
         # Written by `reportgen sql`: runs whose passed value the query could not read.
         checks.append(
@@ -586,7 +593,8 @@ def _repeated_tasks(
 ) -> bool:
     """Names the rows of each task given twice; True when there is one."""
     duplicates = con.execute(
-        f"""SELECT task, list(_row ORDER BY _row) AS rows FROM v GROUP BY suite, model, task
+        f"""SELECT task, list(_row ORDER BY _row) AS rows FROM v
+        GROUP BY suite, model, condition, task
         HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
     ).fetchall()
     for task, rows_of in duplicates:

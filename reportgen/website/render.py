@@ -162,8 +162,20 @@ class Renderer:
             if history is None
             else (history.label, [e for e in history.entries if e.get("label") != history.label])
         )
+        # Robustness puts a set run under a perturbation and its baseline on each
+        # other's pages.
+        by_id = {s.id: s for s in report.sets}
+        self.related = {s.id: [by_id[i] for i in s.related] for s in report.sets}
         self.set_keys = {
-            s.id: key("set", s.result_set, s.id, report.k, report.confidence, earlier)
+            s.id: key(
+                "set",
+                s.result_set,
+                s.id,
+                report.k,
+                report.confidence,
+                earlier,
+                [r.result_set for r in self.related[s.id]],
+            )
             for s in report.sets
         }
         # The comparisons are made from the sets alone.
@@ -362,6 +374,7 @@ class Renderer:
             "set.html",
             s.page,
             s=s,
+            related=self.related[s.id],
             trend=self._trend(s),
             task_rows=task_table_rows(s, order[:TABLE_ROWS], self.with_pages[s.id]),
             table_rows=TABLE_ROWS,

@@ -1,0 +1,236 @@
+"""Runs made under a condition (a perturbation): read apart from the baseline runs of
+the same suite and model, never pooled with them, and compared with them on the pages.
+
+A condition comes from the runs (`condition` in JSONL records and table columns) or
+from the config (`condition:` of an input) and the command line (--condition); runs
+without one, and runs whose condition is `baseline`, are the baseline.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reportgen.build import build
+from reportgen.check import identity
+from reportgen.cli import main
+from reportgen.config import load_config
+from reportgen.errors import UserError
+from reportgen.history import trend
+from reportgen.readers import Source, jsonl, load_sources
+from reportgen.report import build_report
+
+from .conftest import ROOT
+from .test_incremental import _clean_files, _files
+
+
+def runs_of(seed: int, conditions: dict[str | None, float], tasks: int = 12) -> list[dict]:
+    """Records of one agent: each condition scales every task's pass rate."""
+    rng = random.Random(seed)
+    records = []
+    rates = [rng.random() for _ in range(tasks)]
+    for condition, scale in conditions.items():
+        for t, rate in enumerate(rates):
+            for run in range(4):
+                record: dict[str, Any] = {
+                    "suite": "desk",
+                    "model": "alpha",
+                    "task": f"t{t}",
+                    "run": run,
+                    "passed": rng.random() < rate * scale,
+                }
+                if condition is not None:
+                    record["condition"] = condition
+                records.append(record)
+    return records
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def summary(sets: list) -> dict[tuple[str, str, str], tuple[int, int, int]]:
+    return {
+        rs.identity: (len(rs.tasks), rs.runs, sum(t.successes for t in rs.tasks)) for rs in sets
+    }
+
+
+def expected(records: list[dict]) -> dict[tuple[str, str, str], tuple[int, int, int]]:
+    """Per (suite, model, condition) from the records themselves: baseline as ""."""
+    found: dict[tuple[str, str, str], list[dict]] = {}
+    for r in records:
+        condition = r.get("condition") or ""
+        key = (r["suite"], r["model"], "" if condition == "baseline" else condition)
+        found.setdefault(key, []).append(r)
+    return {
+        key: (len({r["task"] for r in rs}), len(rs), sum(r["passed"] for r in rs))
+        for key, rs in found.items()
+    }
+
+
+def test_each_condition_is_a_set_of_its_own_and_baseline_is_no_condition(tmp_path):
+    records = runs_of(1, {None: 1.0, "typos": 0.6, "faults": 0.3})
+    # Some baseline runs say so: they are the same runs as those that name none.
+    for r in records[:20]:
+        if "condition" not in r:
+            r["condition"] = "baseline"
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    sets = load_sources([Source(path)]).result_sets
+    assert summary(sets) == expected(records)
+    assert {rs.name for rs in sets} == {
+        "alpha · desk",
+        "alpha · desk · typos",
+        "alpha · desk · faults",
+    }
+
+
+def test_large_jsonl_through_duckdb_reads_conditions_as_the_python_reader(tmp_path, monkeypatch):
+    records = runs_of(2, {None: 1.0, "typos": 0.5, "baseline": 1.0})
+    random.Random(3).shuffle(records)
+    for i, r in enumerate(records):
+        r["run"] = i  # unique ids: baseline runs come from two "conditions"
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    slow = load_sources([Source(path)]).result_sets
+    monkeypatch.setattr(jsonl, "DUCKDB_MIN_BYTES", 0)
+    fast = load_sources([Source(path)]).result_sets
+    assert summary(fast) == summary(slow) == expected(records)
+    assert [(t.id, t.codes) for rs in fast for t in rs.tasks] == [
+        (t.id, t.codes) for rs in slow for t in rs.tasks
+    ]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_reads_a_condition_column(tmp_path, suffix):
+    records = runs_of(4, {"baseline": 1.0, "typos": 0.5})
+    path = tmp_path / "runs.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["suite", "model", "task", "run", "passed", "variant"])
+        writer.writeheader()
+        for r in records:
+            writer.writerow(
+                {**{k: v for k, v in r.items() if k != "condition"}, "variant": r["condition"]}
+            )
+    if suffix == ".parquet":
+        import duckdb
+
+        parquet = tmp_path / "runs.parquet"
+        duckdb.sql(f"COPY (SELECT * FROM '{path}') TO '{parquet}' (FORMAT parquet)")
+        path = parquet
+    source = Source(path, columns=(("condition", "variant"),))
+    assert summary(load_sources([source]).result_sets) == expected(records)
+
+
+def test_the_config_maps_separate_inputs_to_conditions(tmp_path):
+    records = runs_of(5, {None: 1.0})
+    perturbed = runs_of(5, {None: 0.5})
+    write_jsonl(tmp_path / "base.jsonl", records)
+    write_jsonl(tmp_path / "noisy.jsonl", perturbed)
+    (tmp_path / "reportgen.yaml").write_text(
+        "result_sets:\n  - path: base.jsonl\n  - path: noisy.jsonl\n    condition: noise\n"
+    )
+    config = load_config(tmp_path / "reportgen.yaml")
+    sets = load_sources(config.result_sets).result_sets
+    assert [(rs.identity, rs.runs) for rs in sets] == [
+        (("desk", "alpha", ""), 48),
+        (("desk", "alpha", "noise"), 48),
+    ]
+    # The same files with no condition: one agent's runs twice, refused as repeats.
+    (tmp_path / "reportgen.yaml").write_text(
+        "result_sets:\n  - path: base.jsonl\n  - path: noisy.jsonl\n"
+    )
+    with pytest.raises(UserError, match="appears twice"):
+        load_sources(load_config(tmp_path / "reportgen.yaml").result_sets)
+
+
+def test_a_bad_condition_is_located(tmp_path, capsys):
+    path = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [
+            {"task": "a", "passed": True},
+            {"task": "a", "passed": True, "condition": 3},
+            {"task": "a", "passed": True, "condition": "  "},
+            {"task": "a", "passed": True, "condition": "tab\there"},
+        ],
+    )
+    assert main(["summary", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f'{path}:2: "condition" must be a non-empty string' in err
+    assert f'{path}:3: "condition" must be a non-empty string' in err
+    assert f"{path}:4: condition 'tab\\there'" in err
+
+
+def test_condition_on_the_command_line_names_every_input(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "runs.jsonl", runs_of(6, {"typos": 0.5}))
+    assert main(["summary", str(path), "--condition", "faults", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(rs["condition"], rs["name"]) for rs in doc["result_sets"]] == [
+        ("faults", "alpha · desk · faults")
+    ]
+    assert main(["summary", str(path), "--condition", " "]) == 2
+    assert "--condition: empty" in capsys.readouterr().err
+
+
+def test_the_report_compares_each_condition_with_its_baseline_only(tmp_path):
+    records = runs_of(7, {None: 1.0, "typos": 0.5})
+    other = [{**r, "model": "beta"} for r in runs_of(8, {"faults": 0.5})]
+    path = write_jsonl(tmp_path / "runs.jsonl", records + other)
+    report = build_report(load_sources([Source(path)]).result_sets, "t", "", 2, 0.95)
+    by_name = {s.result_set.name: s for s in report.sets}
+    base, typos = by_name["alpha · desk"], by_name["alpha · desk · typos"]
+    assert base.robustness is None and base.perturbed == [typos.id]
+    assert typos.robustness is not None and typos.robustness.baseline == base.id
+    assert typos.robustness.shared == 12
+    # beta has no baseline runs: no robustness, and alpha's baseline is not taken.
+    faults = by_name["beta · desk · faults"]
+    assert faults.robustness is None and faults.related == []
+
+
+def test_trends_and_checks_match_sets_by_condition_too():
+    entry = {
+        "label": "b1",
+        "result_sets": [
+            {"suite": "s", "model": "m", "name": "m · s", "tasks": {"a": [4, 4], "b": [3, 4]}},
+            {
+                "suite": "s",
+                "model": "m",
+                "condition": "typos",
+                "name": "m · s · typos",
+                "tasks": {"a": [0, 4], "b": [1, 4]},
+            },
+        ],
+    }
+    [base] = trend([entry], ("s", "m", ""), 1, 0.95)
+    [typos] = trend([entry], ("s", "m", "typos"), 1, 0.95)
+    assert (base.plugin.estimate, typos.plugin.estimate) == (0.875, 0.125)
+    assert [identity(rs) for rs in entry["result_sets"]] == [("s", "m", ""), ("s", "m", "typos")]
+    assert identity({"suite": "s", "model": "m", "condition": "baseline"}) == ("s", "m", "")
+
+
+def test_editing_only_the_baseline_rebuilds_the_perturbed_page(tmp_path):
+    project = tmp_path / "project"
+    (project / "results").mkdir(parents=True)
+    write_jsonl(project / "results" / "base.jsonl", runs_of(9, {None: 1.0}))
+    write_jsonl(project / "results" / "typos.jsonl", runs_of(9, {None: 0.5}))
+    shutil.copytree(ROOT / "templates", project / "templates")
+    shutil.copytree(ROOT / "content", project / "content")
+    config_path = project / "reportgen.yaml"
+    config_path.write_text(
+        "title: Conditions\nk: 2\noutput: site\ntemplates: templates\ncontent: content\n"
+        "result_sets:\n  - path: results/base.jsonl\n"
+        "  - path: results/typos.jsonl\n    condition: typos\n"
+    )
+    build(load_config(config_path))
+    page = project / "site" / "sets" / "alpha-desk-typos" / "index.html"
+    before = page.read_text()
+    base = project / "results" / "base.jsonl"
+    base.write_text(base.read_text().replace('"passed": false', '"passed": true'))
+    build(load_config(config_path))
+    assert page.read_text() != before
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
