@@ -60,9 +60,6 @@ from ..stats.bootstrap import SHOWN_INTERVAL, shown_bootstrap_interval, two_stag
 from ..stats.clustered import ClusteredReliability, clustered_reliability
 from ..stats.compare import Comparison
 from ..stats.compare import compare as compare_sets
-from ..stats.consistency import (
-    ConsistencyCoverage,
-)
 from ..stats.coverage import MIN_BOOTSTRAP_REPLICATES, CoverageCheck, check_coverage
 from ..stats.estimate import (
     SuiteInterval,
@@ -75,7 +72,6 @@ from ..stats.estimate import (
 from ..stats.headline import SHORT_NAMES, UNFIT_COVERAGE, Headline, choose_headline, supported_k
 from ..stats.planner import Plan, plan, wilson_halfwidth
 from ..stats.population import Population
-from ..stats.predictability import Predictability
 from ..stats.task_tests import (
     TaskTests,
     benjamini_hochberg,
@@ -85,14 +81,7 @@ from ..stats.task_tests import (
     smallest_p_lower,
 )
 from ..stats.variance import VarianceDecomposition, decompose_variance
-from .profile_examples import (
-    ConsistencyExample,
-    ResourceExample,
-    consistency_coverage_example,
-    consistency_example,
-    predictability_example,
-    resource_example,
-)
+from .profile_examples import profile_functions
 from .theme import package_folder
 
 if TYPE_CHECKING:
@@ -509,24 +498,6 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         options.setdefault("confidence", confidence)
         return plan(target_halfwidth, **options)
 
-    def consistency(items: Sequence[Any]) -> ConsistencyExample:
-        return consistency_example(*_counts(items), confidence)
-
-    def resources(items: Sequence[Any], k: int = k) -> ResourceExample:
-        successes, runs = _counts([item["runs"] for item in items])
-        costs = [[float(x) for x in item["cost"]] for item in items]
-        return resource_example(successes, runs, costs, int(k), confidence)
-
-    def predictability_of(pairs: Sequence[Sequence[Any]]) -> Predictability | None:
-        return predictability_example([(float(c), bool(y)) for c, y in pairs], confidence)
-
-    def consistency_coverage(
-        alpha: float, beta: float, tasks: int, runs: int
-    ) -> ConsistencyCoverage | None:
-        return consistency_coverage_example(
-            float(alpha), float(beta), int(tasks), int(runs), confidence
-        )
-
     return {
         "task": task,
         "suite": suite,
@@ -536,10 +507,7 @@ def _example_functions(k: int, confidence: float) -> dict[str, Any]:
         "plan": planner,
         "task_changes": task_changes,
         "coverage": coverage,
-        "consistency": consistency,
-        "consistency_coverage": consistency_coverage,
-        "resources": resources,
-        "predictability": predictability_of,
+        **profile_functions(k, confidence, _counts),
     }
 
 

@@ -1,14 +1,17 @@
 """The worked examples of the reliability profile, for the methodology's pages:
-outcome consistency task by task, the check of its intervals, and costs.
+outcome consistency task by task, the check of its intervals, costs,
+predictability, and robustness with the check of its interval.
 
-content.py hands these functions to the content pages; each computes with the same
-code as a build.
+content.py hands these functions to the content pages (profile_functions); each
+computes with the same code as a build.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +28,13 @@ from ..stats.estimate import unbiased_pass_hat_k
 from ..stats.population import Population
 from ..stats.predictability import Predictability, predictability
 from ..stats.resources import ResourceSummary, summarise_resources, task_cv
+from ..stats.robustness import (
+    RatioCoverage,
+    RatioInterval,
+    check_ratio_coverage,
+    hal_robustness,
+    paired_ratio,
+)
 
 
 @dataclass(frozen=True)
@@ -118,3 +128,117 @@ def predictability_example(
     passed = np.array([y for _, y in pairs])
     owner = np.arange(len(pairs), dtype=np.int64)
     return predictability(owner, passed, stated, len(pairs), confidence)
+
+
+@dataclass(frozen=True)
+class RobustnessTask:
+    baseline: tuple[int, int]
+    perturbed: tuple[int, int]
+    #: Unbiased pass^k at baseline (y) and under the perturbation (x).
+    y: float
+    x: float
+
+
+@dataclass(frozen=True)
+class RobustnessExample:
+    """A made-up suite run at baseline and under a perturbation, task by task."""
+
+    tasks: list[RobustnessTask]
+    reliability: RatioInterval
+    pass_rate: RatioInterval
+    hal: float
+
+
+def robustness_example(
+    baseline: tuple[list[int], list[int]],
+    perturbed: tuple[list[int], list[int]],
+    k: int,
+    confidence: float,
+) -> RobustnessExample:
+    """The same tasks' (successes, runs) in each condition, in the same order."""
+    base_c, base_n = (np.array(v, dtype=np.int64) for v in baseline)
+    c, n = (np.array(v, dtype=np.int64) for v in perturbed)
+    y, x = unbiased_pass_hat_k(base_c, base_n, k), unbiased_pass_hat_k(c, n, k)
+    tasks = [
+        RobustnessTask(
+            (int(base_c[i]), int(base_n[i])), (int(c[i]), int(n[i])), float(y[i]), float(x[i])
+        )
+        for i in range(c.size)
+    ]
+    return RobustnessExample(
+        tasks,
+        paired_ratio(base_c, base_n, c, n, k, confidence),
+        paired_ratio(base_c, base_n, c, n, 1, confidence),
+        hal_robustness(base_c, base_n, c, n),
+    )
+
+
+#: Task pairs drawn for the made-up population of robustness_coverage_example.
+_POPULATION_PAIRS = 20_000
+
+
+@functools.cache
+def robustness_coverage_example(
+    alpha: float,
+    beta: float,
+    unaffected: float,
+    runs: int,
+    tasks: int,
+    k: int,
+    confidence: float,
+) -> RatioCoverage | None:
+    """The check of the ratio's interval in a made-up population: baseline rates p from
+    Beta(alpha, beta); a share `unaffected` of tasks keeps p under the perturbation, the
+    rest fall to p times a uniform draw, so the true ratio is
+    unaffected + (1 - unaffected) / (k + 1). Seeded; cached like coverage_example."""
+    rng = np.random.default_rng(2026)
+    p = rng.beta(alpha, beta, _POPULATION_PAIRS)
+    q = np.where(rng.random(p.size) < unaffected, p, p * rng.random(p.size))
+    n = np.full(p.size, runs)
+    return check_ratio_coverage(p, q, n, n, tasks, k, confidence)
+
+
+def profile_functions(
+    k: int, confidence: float, counts: Callable[[Sequence[Any]], tuple[list[int], list[int]]]
+) -> dict[str, Any]:
+    """The profile's example functions a content page calls, at the site's k and level;
+    `counts` reads a page's tasks as written ("c/n" or pairs) into (successes, runs)."""
+
+    def consistency(items: Sequence[Any]) -> ConsistencyExample:
+        return consistency_example(*counts(items), confidence)
+
+    def consistency_coverage(
+        alpha: float, beta: float, tasks: int, runs: int
+    ) -> ConsistencyCoverage | None:
+        return consistency_coverage_example(
+            float(alpha), float(beta), int(tasks), int(runs), confidence
+        )
+
+    def resources(items: Sequence[Any], k: int = k) -> ResourceExample:
+        successes, runs = counts([item["runs"] for item in items])
+        costs = [[float(x) for x in item["cost"]] for item in items]
+        return resource_example(successes, runs, costs, int(k), confidence)
+
+    def predictability_of(pairs: Sequence[Sequence[Any]]) -> Predictability | None:
+        return predictability_example([(float(c), bool(y)) for c, y in pairs], confidence)
+
+    def robustness(
+        baseline: Sequence[Any], perturbed: Sequence[Any], k: int = k
+    ) -> RobustnessExample:
+        return robustness_example(counts(baseline), counts(perturbed), int(k), confidence)
+
+    def robustness_coverage(
+        alpha: float, beta: float, unaffected: float, runs: int, tasks: int, k: int = k
+    ) -> RatioCoverage | None:
+        return robustness_coverage_example(
+            float(alpha), float(beta), float(unaffected), int(runs), int(tasks), int(k), confidence
+        )
+
+    return {
+        "consistency": consistency,
+        "consistency_coverage": consistency_coverage,
+        "resources": resources,
+        "predictability": predictability_of,
+        "robustness": robustness,
+        "robustness_coverage": robustness_coverage,
+    }
