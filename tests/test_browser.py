@@ -185,6 +185,42 @@ def cost_site(tmp_path_factory: pytest.TempPathFactory) -> Site:
     return Site("file", folder, folder.resolve().as_uri() + "/")
 
 
+@pytest.fixture(scope="module")
+def profile_site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """A generated agent run at baseline and under a perturbation (a `condition`), every
+    run stating its confidence and cost: the whole profile, robustness and the
+    reliability diagram."""
+    import random
+
+    from reportgen.cli import main
+
+    top = tmp_path_factory.mktemp("profile")
+    rng = random.Random(41)
+    lines = []
+    for t in range(40):
+        rate = rng.random()
+        for condition, scale in (("baseline", 1.0), ("typos", 0.7)):
+            for r in range(5):
+                stated = min(1.0, max(0.0, rate + rng.gauss(0, 0.2)))
+                record = {
+                    "model": "agent",
+                    "suite": "desk",
+                    "condition": condition,
+                    "task": f"t{t:02d}",
+                    "run": r,
+                    "passed": rng.random() < rate * scale,
+                    "confidence": round(stated, 2),
+                    "cost": round(rng.uniform(0.01, 0.05), 4),
+                }
+                lines.append(json.dumps(record))
+    results = top / "runs.jsonl"
+    results.write_text("\n".join(lines) + "\n")
+    folder = top / "site"
+    command = ["build", str(results), "-o", str(folder), "--task-pages", "none", "--no-cache"]
+    assert main(command) == 0
+    return Site("file", folder, folder.resolve().as_uri() + "/")
+
+
 # ---------------------------------------------------------------- the browser
 
 
@@ -954,7 +990,7 @@ CHARTS = """() => [...document.querySelectorAll('figure.chart')].map(figure => {
 
 @pytest.mark.slow
 def test_every_chart_fills_its_column_legibly(
-    browser: Browser, served: Site, large_set: Site, cost_site: Site
+    browser: Browser, served: Site, large_set: Site, cost_site: Site, profile_site: Site
 ) -> None:
     """Every chart of the example site and of a 500-task set, at 1,280 and 390 px: one
     of its two drawings shows, at least 90% of its column wide, its smallest text at
@@ -969,6 +1005,8 @@ def test_every_chart_fills_its_column_legibly(
     ]
     pages.append((large_set, "sets/agent-large/index.html"))
     pages.append((cost_site, "index.html"))  # with the cost chart
+    # The profile's dot plot with every measure, and the reliability diagram.
+    pages.append((profile_site, "sets/agent-desk-typos/index.html"))
     assert len(pages) >= 9
     problems, measured = [], 0
     for viewport, phone in ((DESKTOP, False), (PHONE, True)):
@@ -1201,5 +1239,55 @@ def test_the_profile_of_runs_with_costs(browser: Browser, cost_site: Site) -> No
                 per_success = rs["resources"]["cost"]["per_reliable_success"]
                 row = "Cost per reliable success\t3 runs / reliability@3\t"
                 assert row + sig3(per_success["estimate"]) in text
+        finally:
+            ctx.close()
+
+
+def test_robustness_and_the_reliability_diagram_of_a_perturbed_set(
+    browser: Browser, profile_site: Site
+) -> None:
+    """Runs under a perturbation: the set page's robustness rows and the overview's
+    robustness table read as report.json gives them; the profile's dot plot and the
+    reliability diagram show, one drawing each, at both widths."""
+    doc = json.loads((profile_site.folder / "report.json").read_text())
+    by_condition = {rs["condition"]: rs for rs in doc["result_sets"]}
+    assert sorted(by_condition) == ["baseline", "typos"]
+    typos, base = by_condition["typos"], by_condition["baseline"]
+    rob = typos["robustness"]
+    assert rob["baseline"] == base["id"] and base["robustness"] is None
+    ratio = rob["reliability_ratio"]
+
+    def shown(value: dict) -> str:
+        return (
+            f"{decimals(value['estimate'], 3)}\t"
+            f"[{decimals(value['low'], 3)}, {decimals(value['high'], 3)}]\t"
+            f"{decimals(100 * value['coverage']['coverage'], 1)}%"
+        )
+
+    for viewport in (DESKTOP, PHONE):
+        ctx = browser.new_context(viewport=viewport)
+        try:
+            page = ctx.new_page()
+            page.goto(profile_site.url(typos["page"]))
+            section = page.locator("section[aria-labelledby=profile-heading]")
+            for chart in ("#chart-profile", "#chart-calibration"):
+                assert section.locator(chart).is_visible()
+                assert section.locator(chart).locator("svg:visible").count() == 1
+            text = section.locator("table.profile").inner_text()
+            assert "reliability@3 ratio, paired\t" + shown(ratio) in text
+            assert "pass-rate ratio, paired\t" + shown(rob["pass_rate_ratio"]) in text
+            assert f"HAL's R (pooled, capped at 1)\t{decimals(rob['hal'], 3)}" in text
+            page.goto(profile_site.url("index.html"))
+            row = page.locator("#robustness-caption").locator("xpath=..").locator("tbody tr")
+            assert row.count() == 1
+            cells = row.inner_text().split("\t")
+            assert cells[:2] == [typos["name"], base["name"]]
+            assert (
+                cells[2] == f"{decimals(ratio['perturbed'], 3)} / {decimals(ratio['baseline'], 3)}"
+            )
+            assert cells[3] == (
+                f"{decimals(ratio['estimate'], 3)} "
+                f"[{decimals(ratio['low'], 3)}, {decimals(ratio['high'], 3)}]"
+            )
         finally:
             ctx.close()

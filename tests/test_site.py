@@ -927,7 +927,7 @@ def test_template_change_reuses_inputs_and_charts_and_matches_a_clean_build(
     note = _cli_build(site, "--templates", str(theme))
     # In one process the report itself is kept (as `serve` does); from the command
     # line the parsed inputs come from the cache. Only 404.html is made again.
-    assert f"14 charts and {pages - 1} unchanged pages from the cache" in note
+    assert f"17 charts and {pages - 1} unchanged pages from the cache" in note
     assert "parsed inputs" in note
     clean = tmp_path / "clean"
     _cli_build(clean, "--templates", str(theme), "--no-cache")
@@ -944,7 +944,7 @@ def test_charts_are_drawn_again_when_the_drawing_code_changes(
     theme = tmp_path / "theme"
     theme.mkdir()
     (theme / "404.html").write_text("gone")
-    assert "14 charts" in _cli_build(site, "--templates", str(theme))
+    assert "17 charts" in _cli_build(site, "--templates", str(theme))
     # chart.py edited, or vl-convert upgraded: the cached SVGs are not reused.
     identity = code.identity()
     monkeypatch.setattr(code, "identity", lambda: identity + "-changed")

@@ -897,12 +897,120 @@ def cost_chart(report: Report, chart_id: str) -> Chart:
     return _render(chart_id, f"reliability@{k} against cost", description, chart, datasets)
 
 
+def profile_rows(s: SetReport) -> list[dict[str, Any]]:
+    """The profile's measures that live on a 0-1 scale (or near it: a robustness ratio
+    may pass 1), each with its interval where it has one, in the profile table's order."""
+    k = s.estimates.k
+    rows: list[tuple[str, Any]] = [(f"reliability@{k} ({s.lead_label})", s.lead)]
+    if s.consistency.tasks:
+        rows.append(("outcome consistency (unbiased)", s.consistency.unbiased))
+    if s.resources is not None and s.resources.consistency is not None:
+        rows.append(("resource consistency", s.resources.consistency.value))
+    if s.predictability is not None:
+        rows.append(("calibration error (lower is better)", s.predictability.calibration_error))
+        rows.append(("AUROC", s.predictability.auroc))
+        rows.append(("Brier score (lower is better)", s.predictability.brier))
+    if s.robustness is not None:
+        rows.append((f"robustness: reliability@{k} ratio", s.robustness.reliability))
+        rows.append(("robustness: pass-rate ratio", s.robustness.pass_rate))
+    return [
+        {
+            "measure": label,
+            "rank": rank,
+            "estimate": value.estimate,
+            "low": value.estimate if value.low is None else value.low,
+            "high": value.estimate if value.high is None else value.high,
+        }
+        for rank, (label, value) in enumerate(rows)
+        if value.estimate is not None
+    ]
+
+
+def profile_chart(s: SetReport, chart_id: str) -> Chart:
+    """A dot plot of the profile: each measure's value and its interval on one axis."""
+    datasets = _Datasets()
+    level = percent(s.estimates.confidence)
+    rows = profile_rows(s)
+    top = max([1.0, *(r["high"] for r in rows)])
+    data = datasets.add(rows)
+    y = alt.Y("measure:N", sort=alt.EncodingSortField("rank", order="ascending"), title=None)
+    x_title = f"value, {level} interval"
+    scale = alt.Scale(domain=[0, top], nice=False)
+    rules = (
+        alt.Chart(data)
+        .mark_rule(color=BLUE, strokeWidth=2)
+        .encode(y=y, x=alt.X("low:Q", scale=scale, title=x_title), x2=alt.X2("high"))
+    )
+    points = (
+        alt.Chart(data)
+        .mark_point(color=BLUE, filled=True, size=70)
+        .encode(y=y, x=alt.X("estimate:Q"))
+    )
+    chart = (rules + points).properties(height=max(60, 22 * len(rows)))
+    description = (
+        f"Dot plot of the set's reliability profile: each row a measure, the dot its value "
+        f"and the bar its {level} interval. The table below gives the numbers, each "
+        "interval's kind, and whether its coverage was checked."
+    )
+    return _render(
+        chart_id, f"Reliability profile, {level} intervals", description, chart, datasets
+    )
+
+
+def calibration_chart(s: SetReport, chart_id: str) -> Chart:
+    """The reliability diagram: per bin of stated confidence, the share of runs that
+    passed against their mean confidence; on the diagonal, the agent is calibrated."""
+    assert s.predictability is not None
+    datasets = _Datasets()
+    bins = [b for b in s.predictability.bins if b.runs]
+    rows: list[dict[str, Any]] = [
+        {"confidence": b.confidence, "passed": b.passed, "runs": b.runs} for b in bins
+    ]
+    diagonal = (
+        alt.Chart(datasets.add([{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}]))
+        .mark_line(color=GREY, strokeDash=[4, 4])
+        .encode(
+            x=alt.X("x:Q", scale=_scale01(""), title="mean stated confidence in the bin"),
+            y=alt.Y("y:Q", scale=_scale01(""), title="share of runs passed"),
+        )
+    )
+    most = max(b.runs for b in bins)
+    size: Any = (
+        alt.SizeValue(80)
+        if all(b.runs == most for b in bins)
+        else alt.Size(
+            "runs:Q",
+            title="runs",
+            scale=alt.Scale(domain=[1, most], range=[30, 400]),
+            legend=alt.Legend(values=sorted({1, (1 + most) // 2, most}), format=",d"),
+        )
+    )
+    points = (
+        alt.Chart(datasets.add(rows))
+        .mark_circle(color=BLUE, opacity=0.8)
+        .encode(x=alt.X("confidence:Q"), y=alt.Y("passed:Q"), size=size)
+    )
+    chart = (diagonal + points).properties(height=320)
+    ece = s.predictability.calibration_error.estimate
+    description = (
+        f"Reliability diagram over {s.predictability.runs:,} runs that stated a confidence, in "
+        f"ten equal-width bins: each circle is a bin, across its runs' mean confidence, up the "
+        f"share of them that passed, its area growing with its runs. On the dashed diagonal "
+        f"the agent is calibrated; below it, overconfident. The calibration error (ECE) is "
+        f"{'undefined' if ece is None else f'{ece:.3f}'}; the bins table gives the numbers."
+    )
+    return _render(chart_id, "Stated confidence against outcome", description, chart, datasets)
+
+
 def set_charts(s: SetReport) -> list[Chart]:
     charts = [forest_chart(s, "forest")]
     if len(s.tasks) > FOREST_ROWS:
         charts.append(distribution_chart(s, "distribution"))
     charts.append(curve_chart(s, "curve"))
     charts.append(gap_chart(s, "gap"))
+    charts.append(profile_chart(s, "profile"))
+    if s.predictability is not None and any(b.runs for b in s.predictability.bins):
+        charts.append(calibration_chart(s, "calibration"))
     return charts
 
 
