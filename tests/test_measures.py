@@ -348,3 +348,91 @@ def test_real_tau2_runs_with_costs_give_hal_s_resource_consistency() -> None:
         assert s.resources.consistency is not None
         want = hal_c_res(list(by_task.values()))
         assert s.resources.consistency.value.estimate == pytest.approx(want)
+
+
+def test_real_terminal_bench_trials_carry_their_tokens() -> None:
+    """Terminal-Bench results.json: total_input_tokens + total_output_tokens per trial.
+    Agents that do not count their usage write 0 and 0, read as not recorded."""
+    root = FIXTURES / "real" / "terminal-bench"
+    want: dict[str, list[tuple[str, float]]] = {}
+    for path in root.rglob("results.json"):
+        doc = json.loads(path.read_text())
+        for trial in doc.get("results", [doc]):
+            tokens = (trial.get("total_input_tokens") or 0) + (
+                trial.get("total_output_tokens") or 0
+            )
+            want.setdefault(trial["task_id"], []).append(
+                (trial["trial_name"], float(tokens) if tokens else math.nan)
+            )
+    seen = 0
+    for rs in load_sources([Source(root)]).result_sets:
+        for task in rs.tasks:
+            values = task.measure("tokens")
+            if values is None:
+                continue
+            seen += 1
+            assert all(math.isnan(v) or v > 0 for v in values)
+            assert {v for v in values if not math.isnan(v)} <= {
+                t for _, t in want[task.id] if not math.isnan(t)
+            }
+    assert seen >= 2
+
+
+def test_real_harbor_trials_carry_the_agent_s_time_and_tokens() -> None:
+    """Harbor's result.json: agent_execution's span is the agent's duration, and
+    agent_result's input and output tokens its tokens (cost_usd is null in these)."""
+    from datetime import datetime
+
+    root = FIXTURES / "real" / "harbor" / "jobs"
+    want = {}
+    for path in root.glob("*/*/result.json"):
+        doc = json.loads(path.read_text())
+        span, usage = doc["agent_execution"], doc["agent_result"]
+        seconds = (
+            datetime.fromisoformat(span["finished_at"]) - datetime.fromisoformat(span["started_at"])
+        ).total_seconds()
+        tokens = (usage["n_input_tokens"] or 0) + (usage["n_output_tokens"] or 0)
+        want[(doc["task_name"], seconds)] = float(tokens) if tokens else math.nan
+    got = {}
+    for rs in load_sources([Source(root)]).result_sets:
+        for task in rs.tasks:
+            durations = list(task.measure("duration") or [])
+            tokens = list(task.measure("tokens") or [math.nan] * len(durations))
+            for seconds, count in zip(durations, tokens, strict=True):
+                got[(task.id, seconds)] = count
+    assert got.keys() == want.keys() and len(got) >= 4
+    assert all(same([got[key]], [want[key]]) for key in want)
+
+
+def test_real_inspect_logs_carry_each_epoch_s_time_and_tokens(tmp_path: Path) -> None:
+    """Real Inspect logs (see the fixture's README): each epoch's total_time and its
+    tokens over model_usage, read from the zip's sample files here; a site built from
+    them shows resource consistency over time and tokens."""
+    import zipfile
+
+    from reportgen.cli import main
+
+    paths = sorted((FIXTURES / "real" / "inspect-usage").glob("*.eval"))
+    for path in paths:
+        archive = zipfile.ZipFile(path)
+        samples = [
+            json.loads(archive.read(name))
+            for name in archive.namelist()
+            if name.startswith("samples/")
+        ]
+        samples.sort(key=lambda s: s["epoch"])
+        [rs] = load_sources([Source(path)]).result_sets
+        [task] = rs.tasks
+        assert task.id == samples[0]["id"] and task.runs == len(samples) == 4
+        assert list(task.measure("duration") or []) == [s["total_time"] for s in samples]
+        tokens = [sum(u["total_tokens"] for u in s["model_usage"].values()) for s in samples]
+        assert list(task.measure("tokens") or []) == tokens
+    site = tmp_path / "site"
+    assert main(["build", *map(str, paths), "-o", str(site), "--no-cache"]) == 0
+    report = json.loads((site / "report.json").read_text())
+    for rs in report["result_sets"]:
+        consistency = rs["resources"]["resource_consistency"]
+        assert consistency["resources"] == ["duration", "tokens"]
+        assert rs["resources"]["cost"] is None
+        page = (site / rs["page"]).read_text()
+        assert "Resource consistency" in page

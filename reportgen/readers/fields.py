@@ -110,6 +110,20 @@ def harness_measures(
     return measures
 
 
+def summed(*values: Any) -> Any:
+    """Counts a harness records in parts (input and output tokens) as one: None when
+    every part is missing, the first part that is not a whole number as it is (for
+    harness_measures to name), else their sum."""
+    total, seen = 0, False
+    for value in values:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            return value
+        total, seen = total + value, True
+    return total if seen else None
+
+
 def measure_rule(name: str) -> str:
     """What measure_value accepts, for a message."""
     return "a number from 0 to 1" if name == "confidence" else "a number of at least 0"

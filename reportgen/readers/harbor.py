@@ -16,19 +16,26 @@ graded: it is excluded (left out of n and counted), or failed with `errors:
 fail`. One with exception_info that was graded all the same counts by its
 reward. When the rewards map has several entries, `reward` is used, or the one
 named by `scorer:`.
+
+Beside the outcome a trial may record what it cost: `agent_result` (AgentResult:
+`cost_usd`, and `n_input_tokens` and `n_output_tokens`, summed as its tokens) and
+`agent_execution` (TimingInfo: the agent's `started_at` and `finished_at`, whose
+difference is its duration; the trial's own span also holds the environment's setup
+and the verifier).
 """
 
 from __future__ import annotations
 
 import math
 import os
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
 from .base import Reader, Source, Tally
 from .documents import load_json_document
-from .fields import agent_with_model, describe, short_note
+from .fields import agent_with_model, describe, harness_measures, short_note, summed
 
 #: The reward a trial needs to pass unless `threshold:` is given.
 DEFAULT_THRESHOLD = 1.0
@@ -71,6 +78,9 @@ def read_harbor(source: Source, tally: Tally) -> None:
         model = Path(os.path.abspath(path)).parents[1].name
         tally.named_from(suite="source", model=NAMED_BY_FOLDER)
     where = str(path)
+    measures = _measures(path, doc, tally)
+    if measures is None:
+        return
     exception = doc.get("exception_info")
     if exception is not None:
         if not isinstance(exception, dict):
@@ -92,14 +102,58 @@ def read_harbor(source: Source, tally: Tally) -> None:
                 f"log {log}" if log.is_file() else None,
             )
             tally.add_run(
-                where, task, source.error_outcome, suite=suite, model=model, run=run, note=note
+                where,
+                task,
+                source.error_outcome,
+                suite=suite,
+                model=model,
+                run=run,
+                note=note,
+                measures=measures,
             )
             return
     reward = _reward(path, doc.get("verifier_result"), source.scorer, tally)
     if reward is None:
         return
     threshold = DEFAULT_THRESHOLD if source.threshold is None else source.threshold
-    tally.add_run(where, task, reward >= threshold, suite=suite, model=model, run=run)
+    tally.add_run(
+        where, task, reward >= threshold, suite=suite, model=model, run=run, measures=measures
+    )
+
+
+def _measures(path: Path, doc: dict[str, Any], tally: Tally) -> dict[str, float] | None:
+    """The agent's cost, tokens and wall time, where the trial recorded them."""
+    result = doc.get("agent_result")
+    result = result if isinstance(result, dict) else {}
+    return harness_measures(
+        str(path),
+        {
+            "cost": ("agent_result.cost_usd", result.get("cost_usd")),
+            "tokens": (
+                "agent_result.n_input_tokens + n_output_tokens",
+                summed(result.get("n_input_tokens"), result.get("n_output_tokens")),
+            ),
+            "duration": ("agent_execution", _seconds(doc.get("agent_execution"))),
+        },
+        tally.problems,
+    )
+
+
+def _seconds(span: Any) -> Any:
+    """finished_at - started_at of a TimingInfo, in seconds; None where either is
+    missing; the span itself where its times cannot be read (harness_measures names it)."""
+    if not isinstance(span, dict):
+        return span
+    started, finished = span.get("started_at"), span.get("finished_at")
+    if started is None or finished is None:
+        return None
+    try:
+        seconds = (
+            datetime.fromisoformat(finished) - datetime.fromisoformat(started)
+        ).total_seconds()
+    except (TypeError, ValueError):
+        return span
+    return seconds
 
 
 def _reward(path: Path, verifier: Any, scorer: str | None, tally: Tally) -> float | None:

@@ -37,7 +37,16 @@ from typing import Any
 from ..counts import NAMED_BY_FOLDER
 from .base import Reader, Source, Tally
 from .documents import load_json_document
-from .fields import agent_with_model, describe, fraction, short_note, task_id_of
+from .fields import (
+    agent_with_model,
+    describe,
+    fraction,
+    measure_rule,
+    measure_value,
+    short_note,
+    summed,
+    task_id_of,
+)
 
 #: Failure modes in which the model, not the harness, kept the trial from being
 #: graded: the trial is a failure of the model.
@@ -175,8 +184,24 @@ def _add_trial(
             f"never graded (failure mode {mode or 'none'})",
             f"recording {recording}" if isinstance(recording, str) else None,
         )
+    # The agent's tokens, where the harness counted them. Agents that do not report
+    # their usage leave 0 and 0 (mini-swe-agent, Factory Droid in the leaderboard's
+    # runs): no run of an agent uses no tokens, so that is read as not recorded.
+    tokens = summed(trial.get("total_input_tokens"), trial.get("total_output_tokens"))
+    measures = None
+    if tokens is not None and tokens != 0:
+        value = measure_value("tokens", tokens)
+        if value is None:
+            problems.add(
+                f"{prefix}total_input_tokens, total_output_tokens: {describe(tokens)} is not "
+                f"{measure_rule('tokens')}"
+            )
+            return
+        measures = {"tokens": value}
     run = run_of(task, name)
-    tally.add_run(where, task, passed, suite=suite, model=model, run=run, note=note)
+    tally.add_run(
+        where, task, passed, suite=suite, model=model, run=run, note=note, measures=measures
+    )
 
 
 def folder_files(paths: list[Path]) -> list[Path]:
