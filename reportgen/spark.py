@@ -29,7 +29,14 @@ from typing import Any
 
 from .errors import UserError
 from .readers.fields import did_you_mean
-from .sql import RUNS_WITH_VALUE, count_conditions, count_expressions, quote
+from .sql import (
+    IDENTITY,
+    RUNS_WITH_VALUE,
+    condition_expression,
+    count_conditions,
+    count_expressions,
+    quote,
+)
 
 try:
     from pyspark.sql import DataFrame
@@ -45,7 +52,16 @@ __all__ = ["SparkCountsError", "task_counts", "write_counts"]
 #: Examples shown per kind of problem; the rest are counted.
 EXAMPLES = 5
 #: The counts format's columns, in the order write_counts writes them.
-COUNT_COLUMNS = ("suite", "model", "task", "category", "successes", "runs", "excluded")
+COUNT_COLUMNS = (
+    "suite",
+    "model",
+    "condition",
+    "task",
+    "category",
+    "successes",
+    "runs",
+    "excluded",
+)
 #: The query's column of runs with an unreadable passed value, dropped once checked.
 _UNREADABLE = "unreadable"
 
@@ -68,27 +84,30 @@ def task_counts(
     model: str | None = None,
     category: str | None = None,
     run: str | None = None,
+    condition: str | None = None,
 ) -> DataFrame:
     """Per-task counts of a DataFrame of runs (one row per run), computed by Spark.
 
-    Each argument names the DataFrame's column for that field; suite, model and
-    category are optional, and the counts are grouped by every one given. `run`, when
+    Each argument names the DataFrame's column for that field; suite, model,
+    condition (baseline or a perturbation's name) and category are optional, and the
+    counts are grouped by every one given. `run`, when
     given, is used only to check that no run id appears twice for a task (the run
     order is not part of the counts); that check is a second pass over the runs.
 
-    Returns a DataFrame with the columns of the counts format: suite and model (when
-    given), task, category (when given), successes, runs (runs evaluated) and excluded
-    (runs whose passed value is null), ordered by suite, model and task. The counts
+    Returns a DataFrame with the columns of the counts format: suite, model and
+    condition (when given), task, category (when given), successes, runs (runs
+    evaluated) and excluded (runs whose passed value is null), ordered by suite,
+    model, condition and task. The counts
     are computed once (and kept with localCheckpoint) so that they can be checked.
     Raises SparkCountsError, naming what is wrong, for a column that does not exist or
     runs the build would refuse.
     """
     fields = {"task": task, "passed": passed, "suite": suite, "model": model}
-    fields |= {"category": category, "run": run}
+    fields |= {"condition": condition, "category": category, "run": run}
     names = {field: name for field, name in fields.items() if name is not None}
     _check_columns(df, names)
     col = {field: _spark_ident(name, f"{field}=") for field, name in names.items()}
-    keys: list[str] = [field for field in ("suite", "model", "task") if field in col]
+    keys: list[str] = [field for field in IDENTITY if field in col]
 
     # The printed query's two groupings, with its own expressions: first by task and
     # passed value (the value untouched), then by task, each distinct value read once.
@@ -100,7 +119,8 @@ def task_counts(
         outer.append(F.expr(f"max({col['category']})").alias("category"))
     for name, sql in count_expressions("spark", col["passed"]):
         outer.append(F.expr(sql).alias(name))
-    by_value = df.groupBy(*[F.expr(col[field]) for field in (*keys, "passed")]).agg(*inner)
+    first = [_grouped(field, col, names) for field in (*keys, "passed")]
+    by_value = df.groupBy(*first).agg(*inner)
     grouped = by_value.groupBy(*[F.expr(col[field]).alias(field) for field in keys])
     # Computed once: the checks below and every later use read these rows, not the runs.
     counts = grouped.agg(*outer).localCheckpoint()
@@ -120,6 +140,14 @@ def task_counts(
         raise SparkCountsError(problems)
     order = [F.col(field) for field in keys]
     return counts.drop(_UNREADABLE).orderBy(*order)
+
+
+def _grouped(field: str, col: dict[str, str], names: dict[str, str]) -> Any:
+    """A column as the runs are first grouped by it: the condition as the printed
+    query groups it ('baseline' and null alike), under its own name."""
+    if field != "condition":
+        return F.expr(col[field])
+    return F.expr(condition_expression("spark", col[field])).alias(names[field])
 
 
 def _check_columns(df: DataFrame, names: dict[str, str]) -> None:
@@ -144,13 +172,13 @@ def _check_columns(df: DataFrame, names: dict[str, str]) -> None:
 
 def _where(row: Any, names: dict[str, str]) -> str:
     """A run's identity as a message gives it: task 't1' (suite 's', model 'a')."""
-    parts = [f"{field} {row[field]!r}" for field in ("suite", "model") if field in names]
+    parts = [f"{field} {row[field]!r}" for field in IDENTITY[:-1] if field in names]
     return f"task {row['task']!r}" + (f" ({', '.join(parts)})" if parts else "")
 
 
 def _examples(df: DataFrame, col: dict[str, str], condition: str, *extra: str) -> list[Any]:
     """A few runs matching the condition (a second pass over the runs, on error only)."""
-    wanted = [f for f in ("suite", "model", "task", *extra) if f in col]
+    wanted = [f for f in (*IDENTITY, *extra) if f in col]
     rows: list[Any] = (
         df.filter(F.expr(condition))
         .select(*[F.expr(col[f]).alias(f) for f in wanted])
@@ -180,7 +208,7 @@ def _problems(
         condition = f"{col['task']} IS NULL OR trim(CAST({col['task']} AS STRING)) = ''"
         shown = ", ".join(
             f"task {row['task']!r}"
-            + "".join(f", {f} {row[f]!r}" for f in ("suite", "model") if f in names)
+            + "".join(f", {f} {row[f]!r}" for f in IDENTITY[:-1] if f in names)
             for row in _examples(df, col, condition)
         )
         problems.append(

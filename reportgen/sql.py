@@ -1,9 +1,11 @@
 """The SQL that turns a warehouse table of runs into the counts `reportgen build` reads.
 
-One row per run goes in (a task id, a passed value, optionally suite, model and
-category); one row per task comes out, with the columns of the counts format:
-task, successes, runs (evaluated runs), excluded (runs whose passed is null),
-and suite, model, category when they are mapped. The query runs on the engine
+One row per run goes in (a task id, a passed value, optionally suite, model,
+condition and category); one row per task comes out, with the columns of the
+counts format: task, successes, runs (evaluated runs), excluded (runs whose passed
+is null), and suite, model, condition, category when they are mapped. Runs of
+different conditions (a perturbation's name, or baseline) are never counted
+together. The query runs on the engine
 that already holds the data; only the counts leave it.
 
 A passed value is read as text, so the same query works whether the column is a
@@ -26,14 +28,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .counts import BASELINE
 from .errors import UserError
 from .readers.fields import unprintable
 
 DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
 #: Fields the query uses; run and url are accepted (build's --columns takes them)
 #: but the counts need neither.
-IDENTITY = ("suite", "model", "task")
-USED = ("task", "passed", "suite", "model", "category")
+IDENTITY = ("suite", "model", "condition", "task")
+USED = ("task", "passed", "suite", "model", "condition", "category")
 IGNORED = ("run", "url")
 #: Text a passed value may hold, after lower(trim(...)). A floating-point 1 or 0 reads
 #: as '1.0' or '0.0' in DuckDB and Spark; the table reader takes them as numbers too.
@@ -114,6 +117,13 @@ def count_conditions(dialect: str, passed: str) -> dict[str, str]:
     }
 
 
+def condition_expression(dialect: str, condition: str) -> str:
+    """The quoted condition column as runs are grouped by it: 'baseline' and null are
+    one condition (the baseline, null), as the build reads them; the two grouped
+    apart would give a task twice."""
+    return f"NULLIF(CAST({condition} AS {_DIALECTS[dialect].text}), '{BASELINE}')"
+
+
 def count_expressions(dialect: str, passed: str) -> list[tuple[str, str]]:
     """(column name, SQL aggregate) for each of COUNTS, over the inner query's rows (one
     per task and passed value, with RUNS_WITH_VALUE runs); `passed` is the quoted
@@ -129,8 +139,8 @@ def count_expressions(dialect: str, passed: str) -> list[tuple[str, str]]:
 
 def counts_query(dialect: str, table: str, columns: dict[str, str]) -> str:
     """The GROUP BY query, as text ending in a newline. `columns` maps fields (task,
-    passed, suite, model, category, run, url) to the table's column names; task and
-    passed default to their own names."""
+    passed, suite, model, condition, category, run, url) to the table's column names;
+    task and passed default to their own names."""
     if dialect not in _DIALECTS:
         raise UserError(f"--dialect: {dialect!r} is not one of {', '.join(DIALECTS)}")
     names = {"task": "task", "passed": "passed", **columns}
@@ -155,7 +165,13 @@ def counts_query(dialect: str, table: str, columns: dict[str, str]) -> str:
 
     keys = [field for field in IDENTITY if field in col]
     group = ", ".join(col[field] for field in keys)
-    inner = [col[field] for field in keys]
+    grouped = {field: col[field] for field in keys}
+    if "condition" in grouped:
+        grouped["condition"] = condition_expression(dialect, col["condition"])
+    inner = [
+        col[field] if grouped[field] == col[field] else f"{grouped[field]} AS {col[field]}"
+        for field in keys
+    ]
     outer = [f"  {col[field]} AS {alias(field)}" for field in keys]
     if "category" in col:
         # One category per task: the largest, should the runs disagree.
@@ -170,7 +186,7 @@ def counts_query(dialect: str, table: str, columns: dict[str, str]) -> str:
         "FROM (",
         f"  SELECT {', '.join(inner)}",
         f"  FROM {table_ref(dialect, table)}",
-        f"  GROUP BY {group}, {col['passed']}",
+        f"  GROUP BY {', '.join(grouped.values())}, {col['passed']}",
         ") AS runs",
         f"GROUP BY {group}",
         f"ORDER BY {group}",

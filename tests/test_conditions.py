@@ -234,3 +234,34 @@ def test_editing_only_the_baseline_rebuilds_the_perturbed_page(tmp_path):
     build(load_config(config_path))
     assert page.read_text() != before
     assert _files(project / "site") == _clean_files(project, tmp_path / "clean")
+
+
+def test_sql_counts_keep_conditions_apart(tmp_path, capsys):
+    """`reportgen sql` with condition mapped: the counts it gives, read back, are the
+    runs' own sets, baseline and perturbed apart."""
+    import duckdb
+
+    records = runs_of(10, {None: 1.0, "baseline": 1.0, "typos": 0.5})
+    for i, r in enumerate(records):
+        r["run"] = i
+    path = write_jsonl(tmp_path / "runs.jsonl", records)
+    assert (
+        main(
+            [
+                "sql",
+                "--dialect",
+                "duckdb",
+                "--table",
+                str(path),
+                "--columns",
+                "suite=suite,model=model,condition=condition",
+            ]
+        )
+        == 0
+    )
+    query = capsys.readouterr().out
+    counts = tmp_path / "counts.parquet"
+    duckdb.connect().execute(f"COPY ({query}) TO '{counts}' (FORMAT parquet)")
+    from_counts = load_sources([Source(counts)]).result_sets
+    assert summary(from_counts) == summary(load_sources([Source(path)]).result_sets)
+    assert summary(from_counts) == expected(records)

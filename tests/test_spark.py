@@ -352,3 +352,48 @@ def test_without_java_the_spark_tests_skip_locally_and_fail_in_ci(
         pytest.fail.Exception, match=r"must run with CI=true, but (no Java|pyspark)"
     ):
         _require_spark()
+
+
+@pytest.mark.spark
+def test_conditions_are_counted_apart_with_baseline_and_none_as_one(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A condition column: the Spark API's counts, the printed Spark query's and the
+    DuckDB query's agree, keep each condition apart, and count 'baseline' and null as
+    the one baseline the build reads."""
+    from reportgen.spark import task_counts, write_counts
+
+    runs = [
+        ("a", None, "1"),
+        ("a", "baseline", "0"),
+        ("a", "typos", "0"),
+        ("b", "baseline", "1"),
+        ("b", "typos", "1"),
+        ("b", "typos", None),
+    ]
+    schema = "task string, condition string, passed string"
+    frame = spark.createDataFrame(runs, schema)
+    frame.createOrReplaceTempView("runs_c")
+    flags = ["--columns", "condition=condition"]
+    con = duckdb.connect()
+    con.execute("CREATE TABLE runs_c (task VARCHAR, condition VARCHAR, passed VARCHAR)")
+    con.executemany("INSERT INTO runs_c VALUES (?, ?, ?)", runs)
+    in_spark = [
+        tuple(r)
+        for r in spark.sql(sql("--dialect", "spark", "--table", "runs_c", *flags)).collect()
+    ]
+    in_duckdb = con.execute(sql("--dialect", "duckdb", "--table", "runs_c", *flags)).fetchall()
+    expected = [
+        (None, "a", 1, 2, 0, 0),
+        (None, "b", 1, 1, 0, 0),
+        ("typos", "a", 0, 1, 0, 0),
+        ("typos", "b", 1, 1, 1, 0),
+    ]
+    assert sorted(in_spark, key=str) == sorted(in_duckdb, key=str) == sorted(expected, key=str)
+    api = task_counts(frame, condition="condition")
+    assert sorted((tuple(r) for r in api.collect()), key=str) == sorted(
+        (r[:-1] for r in expected), key=str
+    )
+    counts = write_counts(api, tmp_path / "counts.parquet")
+    sets = load_sources([Source(counts)]).result_sets
+    assert sorted((rs.condition, rs.runs) for rs in sets) == [("", 3), ("typos", 2)]

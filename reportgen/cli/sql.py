@@ -19,7 +19,7 @@ def add_command(commands: Commands, help_line: str) -> None:
         help=help_line,
         description="Print one GROUP BY query that turns a table of runs (one row per run) "
         "into the per-task counts `reportgen build` reads: task, successes, runs, excluded, "
-        "and suite, model, category when mapped. Run it where the data lives, save the "
+        "and suite, model, condition, category when mapped. Run it where the data lives, save the "
         "result as Parquet or CSV, and build from that file. A passed value of true or 1 "
         "passes, false or 0 fails, null is an excluded run; any other value is counted in "
         "the column 'unreadable', which the build refuses when not zero.",
@@ -42,8 +42,8 @@ def add_command(commands: Commands, help_line: str) -> None:
         "--columns",
         metavar="FIELD=COLUMN,...",
         help="which column holds what, as for build: task and passed (default: columns of "
-        "those names), suite, model and category (left out unless given); run and url are "
-        "accepted and not needed",
+        "those names), suite, model, condition and category (left out unless given); run "
+        "and url are accepted and not needed",
     )
     parser.set_defaults(handler=run)
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if field in columns:
             raise UserError(
                 f"--columns: {field} is what the query writes; map the runs table's "
-                "task, passed, suite, model and category"
+                "task, passed, suite, model, condition and category"
             )
     out.write(counts_query(args.dialect, args.table, columns))
     return EXIT_OK
