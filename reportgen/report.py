@@ -573,13 +573,17 @@ PLAN_TARGETS = (0.10, 0.05, 0.02)
 def compare_pairs(
     sets: list[SetReport], k: int, confidence: float, results: Results | None = None
 ) -> list[ComparisonReport]:
-    """Every pair of result sets on the same suite (different models), in page order."""
+    """Every pair of result sets on the same suite under the same condition (different
+    models), in page order. A model against itself under a perturbation is robustness,
+    on the perturbed set's page; one model at baseline against another perturbed
+    compares nothing worth a page."""
     results = results or Results(keep=False)
     pairs = [
         (a, b)
         for i, a in enumerate(sets)
         for b in sets[i + 1 :]
-        if a.result_set.suite == b.result_set.suite
+        if (a.result_set.suite, a.result_set.condition)
+        == (b.result_set.suite, b.result_set.condition)
     ]
     ids = unique_slugs([f"{a.id}-vs-{b.id}" for a, b in pairs], "comparison", strict=False)
     reports = []

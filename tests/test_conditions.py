@@ -265,3 +265,17 @@ def test_sql_counts_keep_conditions_apart(tmp_path, capsys):
     from_counts = load_sources([Source(counts)]).result_sets
     assert summary(from_counts) == summary(load_sources([Source(path)]).result_sets)
     assert summary(from_counts) == expected(records)
+
+
+def test_models_are_compared_under_the_same_condition_only(tmp_path):
+    alpha = runs_of(11, {None: 1.0, "typos": 0.5})
+    beta = [{**r, "model": "beta"} for r in runs_of(12, {None: 0.9, "typos": 0.4})]
+    path = write_jsonl(tmp_path / "runs.jsonl", alpha + beta)
+    report = build_report(load_sources([Source(path)]).result_sets, "t", "", 2, 0.95)
+    pairs = sorted(
+        tuple(sorted((c.a.result_set.name, c.b.result_set.name))) for c in report.comparisons
+    )
+    assert pairs == [
+        ("alpha · desk", "beta · desk"),
+        ("alpha · desk · typos", "beta · desk · typos"),
+    ]
