@@ -1181,12 +1181,12 @@ def test_the_reliability_profile_shows_report_json_s_consistency(
             page = ctx.new_page()
             for rs in doc["result_sets"]:
                 page.goto(served.url(rs["page"]))
-                table = page.locator("#profile-heading ~ div table")
+                table = page.locator("#profile-heading ~ div table.profile")
                 assert table.is_visible()
                 rows = table.locator("tbody tr").all_inner_texts()
                 consistency = rs["outcome_consistency"]
-                assert len(rows) == 2
-                for row, name in zip(rows, ("unbiased", "hal"), strict=True):
+                assert rows[0].startswith("Outcome consistency\tunbiased")
+                for row, name in zip(rows[:2], ("unbiased", "hal"), strict=True):
                     value = consistency[name]
                     cells = row.split("\t")
                     assert cells[-3] == decimals(value["estimate"], 3)
@@ -1196,8 +1196,9 @@ def test_the_reliability_profile_shows_report_json_s_consistency(
                     assert cells[-1].startswith(decimals(100 * share, 1) + "%")
                 # Nothing in the section is wider than the page.
                 width = page.evaluate("document.documentElement.clientWidth")
-                box = page.locator("#profile-heading ~ div").bounding_box()
-                assert box is not None and box["x"] + box["width"] <= width + 1
+                for region in page.locator("#profile-heading ~ div").all():
+                    box = region.bounding_box()
+                    assert box is not None and box["x"] + box["width"] <= width + 1
         finally:
             ctx.close()
 
@@ -1235,7 +1236,7 @@ def test_the_profile_of_runs_with_costs(browser: Browser, cost_site: Site) -> No
                 )
             for rs in sets:
                 page.goto(cost_site.url(rs["page"]))
-                text = page.locator("#profile-heading ~ div table").inner_text()
+                text = page.locator("#profile-heading ~ div table.profile").inner_text()
                 per_success = rs["resources"]["cost"]["per_reliable_success"]
                 row = "Cost per reliable success\t3 runs / reliability@3\t"
                 assert row + sig3(per_success["estimate"]) in text
@@ -1281,11 +1282,12 @@ def test_robustness_and_the_reliability_diagram_of_a_perturbed_set(
             row = page.locator("#robustness-caption").locator("xpath=..").locator("tbody tr")
             assert row.count() == 1
             cells = row.inner_text().split("\t")
-            assert cells[:2] == [typos["name"], base["name"]]
-            assert (
-                cells[2] == f"{decimals(ratio['perturbed'], 3)} / {decimals(ratio['baseline'], 3)}"
+            assert cells[0] == typos["name"]
+            assert cells[1] == (
+                f"{decimals(ratio['perturbed'], 3)} / {decimals(ratio['baseline'], 3)} (baseline)"
             )
-            assert cells[3] == (
+            assert row.locator("td a").get_attribute("title") == base["name"]
+            assert cells[2] == (
                 f"{decimals(ratio['estimate'], 3)} "
                 f"[{decimals(ratio['low'], 3)}, {decimals(ratio['high'], 3)}]"
             )

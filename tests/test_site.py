@@ -72,7 +72,7 @@ def test_example_site_has_every_page(example_site: Path) -> None:
     assert (example_site / "assets" / "style.css").is_file()
     assert (example_site / MARKER).is_file()
     report = json.loads((example_site / "report.json").read_text())
-    assert len(report["result_sets"]) == 3
+    assert len(report["result_sets"]) == 4
     for rs in report["result_sets"]:
         assert (example_site / rs["page"]).is_file()
         assert (example_site / f"sets/{rs['id']}/tasks.csv").is_file()
@@ -225,7 +225,7 @@ def test_only_the_calculator_and_set_pages_run_a_script(example_site: Path) -> N
     pages = html_pages(example_site)
     own = {example_site / "calculator.html": "assets/calculator.js"}
     own |= {page: "../../assets/sort.js" for page in example_site.glob("sets/*/index.html")}
-    assert example_site / "calculator.html" in pages and len(own) == 4
+    assert example_site / "calculator.html" in pages and len(own) == 5
     for page in pages:
         text = page.read_text()
         assert CSP_META.findall(text) == [CSP.format("'self'" if page in own else "'none'")], page
@@ -927,7 +927,7 @@ def test_template_change_reuses_inputs_and_charts_and_matches_a_clean_build(
     note = _cli_build(site, "--templates", str(theme))
     # In one process the report itself is kept (as `serve` does); from the command
     # line the parsed inputs come from the cache. Only 404.html is made again.
-    assert f"17 charts and {pages - 1} unchanged pages from the cache" in note
+    assert f"26 charts and {pages - 1} unchanged pages from the cache" in note
     assert "parsed inputs" in note
     clean = tmp_path / "clean"
     _cli_build(clean, "--templates", str(theme), "--no-cache")
@@ -944,7 +944,7 @@ def test_charts_are_drawn_again_when_the_drawing_code_changes(
     theme = tmp_path / "theme"
     theme.mkdir()
     (theme / "404.html").write_text("gone")
-    assert "17 charts" in _cli_build(site, "--templates", str(theme))
+    assert "26 charts" in _cli_build(site, "--templates", str(theme))
     # chart.py edited, or vl-convert upgraded: the cached SVGs are not reused.
     identity = code.identity()
     monkeypatch.setattr(code, "identity", lambda: identity + "-changed")

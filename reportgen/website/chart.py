@@ -802,8 +802,13 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
 
 
 def cost_sets(report: Report) -> list[SetReport]:
-    """The sets whose runs recorded a cost: the cost chart's points."""
-    return [s for s in report.sets if s.resources is not None and s.resources.cost is not None]
+    """The sets whose runs recorded a cost: the cost chart's points. Only baseline
+    sets: runs made under a perturbation are not an alternative to choose between."""
+    return [
+        s
+        for s in report.sets
+        if s.resources is not None and s.resources.cost is not None and not s.result_set.condition
+    ]
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:

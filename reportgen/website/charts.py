@@ -66,7 +66,11 @@ class SiteCharts:
     def fit(self, report: Report) -> bool:
         """Whether these charts cover exactly the report's pages (for a cached set)."""
         trends = report.history.trends if report.history is not None else {}
-        costs = [s for s in report.sets if s.resources is not None and s.resources.cost]
+        costs = [
+            s
+            for s in report.sets
+            if s.resources is not None and s.resources.cost and not s.result_set.condition
+        ]
         return (
             len(self.overview) == (len(report.sets) > 1) + (len(costs) > 1)
             and self.by_set.keys() == {s.id for s in report.sets}
