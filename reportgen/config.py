@@ -18,9 +18,9 @@ from typing import Any
 from .counts import whole_number
 from .errors import Problems, UserError
 from .readers import FORMATS, Source
-from .readers.base import ERROR_CHOICES
 from .readers.documents import BadDocument, not_regular, yaml_document
 from .readers.fields import describe, did_you_mean, key_text, unprintable
+from .readers.source import ERROR_CHOICES
 from .readers.table import FIELDS as COLUMN_FIELDS
 from .stats.plain import MAX_K, confidence_extreme
 

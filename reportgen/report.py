@@ -6,12 +6,11 @@ first), so all pages, report.json and the CSV agree by construction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .counts import GUESSES, NAMED_BY_FILE_CONTENT, ResultSet, TaskCounts
+from .counts import ResultSet, TaskCounts, naming_guesses, naming_note
 from .history import SCHEMA_VERSION as HISTORY_SCHEMA_VERSION
 from .history import Json, SiteHistory, site_history, task_test_level
 from .numbers import interval_json
@@ -326,46 +325,6 @@ class Report:
 
 
 # ---------------------------------------------------------------- building the model
-
-
-def naming_note(rs: ResultSet) -> str | None:
-    """Where the set's names come from, for its page: "Model from eval.model in the
-    files; suite from the folder's name, a guess: ...". None when the user named both
-    (in the config or on the command line), or nothing is known of either."""
-    given = ("the config", "the command line")
-    if all(rs.named_by.get(what) in given for what in ("model", "suite")):
-        return None
-    parts = []
-    for what, flag in (("model", "--model"), ("suite", "--suite")):
-        named_by = rs.named_by.get(what)
-        if not named_by:
-            continue
-        if named_by in GUESSES:
-            parts.append(
-                f"{what} from {named_by}, a guess: the files do not name it ({what}: in the "
-                f"config or {flag} names it)"
-            )
-        elif named_by in (*given, NAMED_BY_FILE_CONTENT):
-            parts.append(f"{what} from {named_by}")
-        else:
-            parts.append(f"{what} from {named_by} in the files")
-    if not parts:
-        return None
-    text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
-
-
-def naming_guesses(rs: ResultSet) -> Iterator[str]:
-    """A warning when the set's model is a guess from a folder's name (a harness's job
-    that names no agent or model): runs are grouped by it, so it must be said. A suite
-    named after its input is only shown on the page: it splits no agent's runs."""
-    named_by = rs.named_by.get("model")
-    if named_by in GUESSES:
-        yield (
-            f"the model {rs.model!r} takes {named_by}, since the files do not name the "
-            "model: each such folder is taken as one agent; name it with model: in the "
-            "config or --model to read several as one"
-        )
 
 
 def build_report(

@@ -16,7 +16,7 @@ from reportgen import cache as cache_module
 from reportgen.build import build
 from reportgen.cache import CACHE_DIR, RACY_NS, KnownDigests, file_digest, input_digest
 from reportgen.config import Config
-from reportgen.readers.base import Source
+from reportgen.readers import Source
 
 from .conftest import first_fast
 from .test_build_safety import tree, write_results

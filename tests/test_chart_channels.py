@@ -1,4 +1,4 @@
-"""Chart specs are built without Altair's shorthand lookup (website/chart.py's docstring).
+"""Chart specs are built without Altair's shorthand lookup (website/chart_kit.py's docstring).
 
 A bare "low:Q" string or alt.value(...) in an encoding makes Altair build a table
 of every schema class (about 4 ms each time) to find the channel's class. Every
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from reportgen.readers import Source, load_sources
 from reportgen.report import build_report
-from reportgen.website import chart
+from reportgen.website import chart, chart_kit
 
 from .conftest import build_example
 
@@ -68,7 +68,7 @@ def test_large_suites_charts_are_built_without_the_lookup(
 ) -> None:
     # Past FOREST_ROWS tasks a set gets a histogram; past SCATTER_LIMIT the scatter
     # and the paired chart are binned.
-    tasks = chart.SCATTER_LIMIT + 50
+    tasks = chart_kit.SCATTER_LIMIT + 50
     lines = [
         json.dumps(
             {
@@ -90,7 +90,7 @@ def test_large_suites_charts_are_built_without_the_lookup(
     drawn = chart.begin_charts(report, spy)()  # type: ignore[arg-type]
     assert lookups == [0]
     marks = json.dumps(spy.specs)
-    frames = len(chart.FRAMES)
+    frames = len(chart_kit.FRAMES)
     assert '"bin": "binned"' in marks and frames * len(drawn.all()) == len(spy.specs) >= 10
 
 
@@ -99,7 +99,7 @@ def test_large_suites_charts_are_built_without_the_lookup(
     points=st.lists(
         st.tuples(st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.sampled_from([0.0, 0.5, 1.0])),
         min_size=1,
-        max_size=chart.SCATTER_LIMIT + 40,
+        max_size=chart_kit.SCATTER_LIMIT + 40,
     )
 )
 def test_a_scatter_draws_each_point_once_sized_by_its_tasks(
@@ -107,9 +107,9 @@ def test_a_scatter_draws_each_point_once_sized_by_its_tasks(
 ) -> None:
     """Tasks at the same point are one circle whose count is theirs: every task is
     counted once, and a circle's size follows its count only when counts differ."""
-    datasets = chart._Datasets()
+    datasets = chart_kit.Datasets()
     xs, ys = (np.array(values, dtype=float) for values in zip(*points, strict=True))
-    layer = chart._circles(datasets, "a", xs, "b", ys, opacity=0.6).to_dict(validate=False)
+    layer = chart_kit.circles(datasets, "a", xs, "b", ys, opacity=0.6).to_dict(validate=False)
     (rows,) = datasets.rows.values()
     assert sum(row["tasks"] for row in rows) == len(points)
     assert len({(row["a"], row["b"]) for row in rows}) == len(rows)
@@ -132,7 +132,7 @@ def test_a_long_title_breaks_between_words_into_lines_that_fit(
     between words; each line fits unless it is one word longer than the limit."""
     title = " ".join(words)
     spec = {"layer": [{"encoding": {"x": {"title": title}, "y": {"title": None}}}]}
-    chart._wrap_titles(spec, limit)
+    chart_kit._wrap_titles(spec, limit)
     wrapped = spec["layer"][0]["encoding"]["x"]["title"]
     assert spec["layer"][0]["encoding"]["y"]["title"] is None
     if len(title) <= limit or " " not in title:

@@ -265,7 +265,7 @@ def test_a_chart_engine_that_cannot_start_is_a_one_line_error(
     ],
 )
 def test_a_chart_may_grow_only_so_far_past_its_drawn_width(head: str, expected: str | None) -> None:
-    from reportgen.website.chart import _accessible
+    from reportgen.website.chart_kit import accessible as _accessible
 
     svg = _accessible("c", "title", "description", head + "<g/></svg>", max_scale=1.3)
     opening = svg[: svg.index(">") + 1]

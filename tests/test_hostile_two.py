@@ -493,8 +493,7 @@ def test_summary_json_of_many_tasks_is_written_as_it_is_made(tmp_path: Path) -> 
 
 
 def test_streamed_json_is_the_same_as_json_dumps(capsys: pytest.CaptureFixture[str]) -> None:
-    from reportgen.readers import load_sources
-    from reportgen.readers.base import Source
+    from reportgen.readers import Source, load_sources
     from reportgen.report import build_report
     from reportgen.views import summary_json
 

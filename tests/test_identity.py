@@ -21,11 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
-from reportgen.counts import NAMED_BY_FOLDER
+from reportgen.counts import NAMED_BY_FOLDER, naming_guesses
 from reportgen.errors import UserError
 from reportgen.readers import Source, load_sources
 from reportgen.readers.terminal_bench import MODEL_FAILURE_MODES
-from reportgen.report import naming_guesses
 
 from .conftest import FIXTURES, examples
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from reportgen import build as build_module
 from reportgen.cache import CACHE_DIR
 from reportgen.config import Config
-from reportgen.readers.base import Source
+from reportgen.readers import Source
 from reportgen.report import build_report
 from reportgen.results import Results, Unfit, codec, result_key
 from reportgen.stats.bootstrap import TwoStageBootstrap, two_stage_bootstrap

@@ -52,7 +52,7 @@ def add_reading_options(parser: argparse.ArgumentParser, files: str) -> None:
     """How result files are read: for build's and summary's FILEs, and for result files
     given to compare (A, B) or check (--baseline)."""
     from ..readers import FORMATS
-    from ..readers.base import ERROR_CHOICES
+    from ..readers.source import ERROR_CHOICES
 
     parser.add_argument(
         "--input-format",

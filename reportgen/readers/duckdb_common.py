@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..counts import BASELINE, MEASURES, condition_key
-from .base import Source, Tally
+from .base import Tally
+from .source import Source
 
 if TYPE_CHECKING:
     import duckdb

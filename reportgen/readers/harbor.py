@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
-from .base import Reader, Source, Tally
+from .base import Reader, Tally
 from .documents import load_json_document
 from .fields import agent_with_model, describe, harness_measures, short_note, summed
+from .source import Source
 
 #: The reward a trial needs to pass unless `threshold:` is given.
 DEFAULT_THRESHOLD = 1.0

@@ -9,9 +9,10 @@ from typing import Any
 import orjson
 
 from ..counts import MEASURES
+from ..errors import Problems
 from ..json_scan import check_json_values
 from ..limits import MAX_JSON_VALUES, TooLarge
-from .base import Reader, Source, Tally
+from .base import Reader, Tally
 from .documents import MAX_LINE_BYTES, json_loads, json_reason, jsonl_lines
 from .fields import (
     describe,
@@ -22,6 +23,7 @@ from .fields import (
     parse_passed,
     task_id_of,
 )
+from .source import Source
 
 #: From this size on, a file is first read through DuckDB (bench/run.py measures both
 #: ways); below it, loading DuckDB costs more than it saves.
@@ -161,15 +163,8 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
         try:
             record = loads(line)
         except orjson.JSONDecodeError:
-            # Slow path: the standard parser gives the message.
-            try:
-                record = json_loads(line)
-            except UnicodeDecodeError:
-                problems.add(f"{name}:{number}: not UTF-8 text (is this a binary file?)")
-                continue
-            except ValueError as error:
-                hint = "" if line.endswith(b"\n") else " (the last line looks cut short)"
-                problems.add(f"{name}:{number}: not valid JSON: {json_reason(error)}{hint}")
+            record = _parsed_slowly(line, f"{name}:{number}", problems)
+            if record is _MISSING:
                 continue
         if type(record) is dict:
             get = record.get
@@ -218,6 +213,19 @@ def read_jsonl_lines(source: Source, tally: Tally) -> None:
 
 _MISSING = object()
 _BAD: dict[str, float] = {}
+
+
+def _parsed_slowly(line: bytes, where: str, problems: Problems) -> Any:
+    """A line orjson refused, read by the standard parser, which gives the message;
+    _MISSING once the problem is named."""
+    try:
+        return json_loads(line)
+    except UnicodeDecodeError:
+        problems.add(f"{where}: not UTF-8 text (is this a binary file?)")
+    except ValueError as error:
+        hint = "" if line.endswith(b"\n") else " (the last line looks cut short)"
+        problems.add(f"{where}: not valid JSON: {json_reason(error)}{hint}")
+    return _MISSING
 
 
 def _measures(record: dict[str, Any]) -> dict[str, float] | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..counts import EXCLUDED, FAIL, MEASURES, PASS
-from .base import Source, Tally
+from .base import Tally
 from .documents import json_loads, jsonl_lines
 from .duckdb_common import (
     DIGITS,
@@ -29,6 +29,7 @@ from .duckdb_common import (
     task_urls,
 )
 from .fields import unprintable
+from .source import Source
 
 if TYPE_CHECKING:
     import duckdb

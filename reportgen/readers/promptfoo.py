@@ -27,9 +27,10 @@ import hashlib
 import json
 from typing import Any
 
-from .base import Reader, Source, Tally
+from .base import Reader, Tally
 from .documents import load_json_document
 from .fields import describe, short_note
+from .source import Source
 
 #: promptfoo's ResultFailureReason.ERROR.
 FAILURE_REASON_ERROR = 2

@@ -28,10 +28,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Source, Tally
+from .base import Reader, Tally
 from .documents import json_loads, json_reason, jsonl_lines
 from .duckdb_common import connect, ident, literal, plain_path
 from .fields import did_you_mean
+from .source import Source
 from .table_rows import ROW, BadTable, Columns, Places, read_counts, read_runs
 
 #: What a column can hold, and the names it is found under without a mapping, the

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from ..counts import EXCLUDED, FAIL, MAX_COUNT, MEASURES, PASS
-from .base import Source, Tally
+from .base import Tally
 from .duckdb_common import (
     DIGITS,
     group_keys,
@@ -26,6 +26,7 @@ from .duckdb_common import (
     task_urls,
 )
 from .fields import measure_rule
+from .source import Source
 
 if TYPE_CHECKING:
     import duckdb
@@ -390,7 +391,11 @@ def read_runs(
     if any(row[-1] for row in tasks):
         by_row = {(s, m, c, t): codes for s, m, c, t, codes in mixed_codes(con)}
     urls = task_urls(con) if cols.get("url") is not None else {}
-    measures = _measures(con, cols, [row[5] + row[6] + row[7] for row in tasks], order)
+    # Only the table's measure columns are read: v is a view over the file, so each
+    # query is another pass over it.
+    names = [name for name in MEASURES if cols.get(name) is not None]
+    lengths = [row[5] + row[6] + row[7] for row in tasks]
+    measures = task_measures(con, names, order, lengths) if names else [{}] * len(tasks)
     for row, packed in zip(tasks, measures, strict=True):
         suite, model, condition, task, first, passes, fails, excluded, category, codes, _, _ = row
         key = (suite, model, condition, task)
@@ -422,17 +427,6 @@ def _task_rows(con: duckdb.DuckDBPyConnection, order: str) -> list[tuple[Any, ..
             count(run) > 0 AND count(run) < count(*) AS mixed
         FROM v GROUP BY suite, model, condition, task ORDER BY first"""
     ).fetchall()
-
-
-def _measures(
-    con: duckdb.DuckDBPyConnection, cols: Columns, lengths: list[int], order: str
-) -> list[dict[str, bytes]]:
-    """Each task's measures, packed, in the order of `lengths` (tasks by first row).
-    Only the table's measure columns are read: v is a view over the file, so each
-    query is another pass over it (task_measures leaves out a measure no run of a task
-    records)."""
-    names = [name for name in MEASURES if cols.get(name) is not None]
-    return task_measures(con, names, order, lengths) if names else [{}] * len(lengths)
 
 
 def _duplicate_runs(

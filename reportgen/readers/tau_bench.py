@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import Reader, Source, Tally
+from .base import Reader, Tally
 from .documents import load_json_records
 from .fields import agent_with_model, describe, harness_measures, task_id_of
+from .source import Source
 
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.
 REWARD_TOLERANCE = 1e-6

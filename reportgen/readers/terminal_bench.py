@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
-from .base import Reader, Source, Tally
+from .base import Reader, Tally
 from .documents import load_json_document
 from .fields import (
     agent_with_model,
@@ -47,6 +47,7 @@ from .fields import (
     summed,
     task_id_of,
 )
+from .source import Source
 
 #: Failure modes in which the model, not the harness, kept the trial from being
 #: graded: the trial is a failure of the model.

@@ -8,9 +8,10 @@ from typing import Any
 
 from ..counts import MAX_COUNT
 from ..errors import Problems
-from .base import Reader, Source, Tally, never
+from .base import Reader, Tally, never
 from .documents import BadDocument, yaml_document
 from .fields import describe, did_you_mean, is_optional_text, key_text, parse_passed, task_id_of
+from .source import Source
 
 
 def _yaml_document(path: Path, problems: Problems) -> Any:

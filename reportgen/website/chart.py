@@ -1,231 +1,47 @@
 """Chart: Altair specs rendered at build time to inline SVG with vl-convert.
 
 Pages need no JavaScript and load nothing: each chart becomes two <svg>s, one
-drawn for a wide column and one for a phone (see Frame), each with role="img",
-a <title> and a <desc>, and element ids made unique per drawing so several
-charts can share a page. Every chart's numbers are also given in a table beside
-it by the templates.
+drawn for a wide column and one for a phone (see chart_kit.Frame), each with
+role="img", a <title> and a <desc>, and element ids made unique per drawing so
+several charts can share a page. Every chart's numbers are also given in a table
+beside it by the templates.
 
-Colours are from the Okabe-Ito palette, which stays distinguishable for the
-common forms of colour blindness; series also differ by shape or dash.
-
-Every encoding is given as a channel object (alt.X("low:Q"), alt.X2("high"),
-alt.SizeValue(40)), never as a bare "low:Q" string or alt.value(...): Altair
-turns those into channels through a table of every schema class, which it
-builds anew each time (about 4 ms a call; 35 calls in the example's build).
-The spec is the same either way.
+This module draws the charts of a set, a comparison and a trend, and the
+overview's comparison chart, and hands every chart of the site to the chart
+engine (begin_charts); profile_charts.py draws the reliability profile's.
 """
 
 from __future__ import annotations
 
-import html
-import re
-import resource
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import altair as alt
 import numpy as np
 
-from ..errors import UserError
 from ..history import TrendPoint
-from ..limits import MAX_CHART_LABEL
 from ..numbers import percent, signed, signed_bracket
 from ..report import ComparisonReport, Report, SetReport
-from ..stats.estimate import MAX_CURVE_K, FloatArray
+from ..stats.estimate import MAX_CURVE_K
 from ..stats.plain import counted
-from ..terminal import terminal_safe
 from .chart_engine import Converter, EngineFailed
-from .charts import FOREST_ROWS, Chart, SiteCharts
-
-BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#666666"
-#: One colour a series, in order, where series are many (the cost chart's sets).
-OKABE_ITO = [BLUE, ORANGE, GREEN, VERMILLION, "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
-#: Beyond this many tasks the scatter is binned so the SVG stays small.
-SCATTER_LIMIT = 400
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A width a chart is drawn for, labels and padding included.
-
-    Each chart is drawn twice: for a wide column and for a phone. One drawing
-    scaled to both would put 4 px text on a phone or 30 px text on a desktop;
-    the page shows the one that fits (style.css, at 60rem).
-    """
-
-    name: str
-    width: int
-    #: How wide a band axis' label (a task's or a set's name) may be drawn.
-    label_limit: int
-    legend_columns: int
-    #: How far past its drawn size the page may stretch the drawing: beyond it
-    #: its text would outgrow the page's headings.
-    max_scale: float
-    #: Ticks on a quantitative axis.
-    tick_count: int
-    #: Axis titles longer than this many characters break into lines (None: never).
-    #: About the characters of a bold 12 px title that fit across a phone's chart.
-    title_chars: int | None
-
-
-#: About the chart column at 1,280 px (72rem less the card's padding), so text is
-#: drawn at close to its size; it shrinks to 10 px at the 60rem switch.
-WIDE = Frame("wide", 1080, 260, 3, 1.3, tick_count=5, title_chars=None)
-#: A 360-390 px phone's column; up to 1.5 times it on a tablet.
-NARROW = Frame("narrow", 340, 130, 1, 1.5, tick_count=4, title_chars=38)
-FRAMES = (WIDE, NARROW)
-
-
-def _theme(chart: alt.TopLevelMixin, frame: Frame) -> dict[str, Any]:
-    # Validation against the Vega-Lite schema costs up to a second on a large data set;
-    # these specs are fixed by this module and covered by tests.
-    spec: dict[str, Any] = chart.to_dict(validate=False)
-    spec["padding"] = {"left": 8, "right": 24, "top": 8, "bottom": 8}
-    # The whole drawing, axes and labels included, is the frame's width.
-    spec["width"] = frame.width
-    spec["autosize"] = {"type": "fit-x", "contains": "padding"}
-    spec["config"] = {
-        # The generic family, so the browser draws text in about the width that
-        # vl-convert measured it (a named UI font may be much wider or missing).
-        "font": "sans-serif",
-        "axis": {"labelFontSize": 12, "titleFontSize": 12, "gridColor": "#e5e5e5"},
-        "axisQuantitative": {"tickCount": frame.tick_count},
-        # A band axis names tasks, sets or builds: cut long names to the frame, and
-        # drop the labels that would overlap (the table beside names every one).
-        "axisBand": {"labelLimit": frame.label_limit, "labelOverlap": True},
-        # Labels are measured with vl-convert's Liberation Sans (its own copy:
-        # chart_engine.FONTS_CONF), not the browser's fonts, so columns keep a gap
-        # wide enough for a page that renders them wider.
-        "legend": {
-            "labelFontSize": 12,
-            "titleFontSize": 12,
-            "orient": "bottom",
-            "columns": frame.legend_columns,
-            "columnPadding": 24,
-            "labelLimit": frame.width - 60,
-            # A band's pale fill would otherwise stand for its series.
-            "symbolOpacity": 1,
-        },
-        # Text marks (the overview's set names) stop at the frame's edge.
-        "text": {"limit": frame.width - 40},
-        "view": {"stroke": None},
-    }
-    if frame.title_chars is not None:
-        _wrap_titles(spec, frame.title_chars)
-    return spec
-
-
-def _wrap_titles(node: Any, limit: int) -> None:
-    """Break every title longer than `limit` characters into lines (Vega draws a list
-    of strings as lines): a phone's chart would otherwise cut it or run off the side."""
-    if isinstance(node, list):
-        for item in node:
-            _wrap_titles(item, limit)
-    elif isinstance(node, dict):
-        for name, value in node.items():
-            if name == "title" and isinstance(value, str):
-                node[name] = _lines(value, limit)
-            else:
-                _wrap_titles(value, limit)
-
-
-def _lines(text: str, limit: int) -> str | list[str]:
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= limit:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines if len(lines) > 1 else text
-
-
-class _Datasets:
-    """Rows kept out of Altair's object tree and put into the spec as named datasets.
-
-    Altair wraps and walks every value it is given (about a tenth of a
-    millisecond a row); a binned scatter of ten thousand tasks would spend most
-    of a second there. Named datasets skip that, and the spec is the same.
-    """
-
-    def __init__(self) -> None:
-        self.rows: dict[str, list[dict[str, Any]]] = {}
-
-    def add(self, rows: list[dict[str, Any]]) -> alt.Data:
-        name = f"data-{len(self.rows)}"
-        self.rows[name] = rows
-        return alt.Data(name=name)
-
-
-def chart_labels(texts: list[str]) -> list[str]:
-    """Labels for a chart's axis: short, printable and still one per text.
-
-    The renderer takes seconds to lay out a label of thousands of characters,
-    and aborts on control characters, so a label keeps MAX_CHART_LABEL
-    characters with the controls spelled out (tables show the whole text).
-    Texts that shorten to the same label get a number, so their rows stay apart.
-    """
-    labels: list[str] = []
-    seen: set[str] = set()
-    for text in texts:
-        label = terminal_safe(text)
-        if len(label) > MAX_CHART_LABEL:
-            label = label[: MAX_CHART_LABEL - 1] + "…"
-        candidate, n = label, 1
-        while candidate in seen:
-            n += 1
-            candidate = f"{label[: MAX_CHART_LABEL - 8]}… ({n})"
-        seen.add(candidate)
-        labels.append(candidate)
-    return labels
-
-
-_ID_ATTR = re.compile(r'\bid="([^"]+)"')
-_WIDTH_ATTR = re.compile(r'\swidth="(\d+(?:\.\d+)?)"')
-
-
-def _accessible(chart_id: str, title: str, description: str, svg: str, max_scale: float) -> str:
-    """vl-convert's SVG with role, title and description, and ids prefixed by `chart_id`."""
-    for old in sorted(set(_ID_ATTR.findall(svg)), key=len, reverse=True):
-        new = f"{chart_id}-{old}"
-        svg = svg.replace(f'id="{old}"', f'id="{new}"').replace(f"url(#{old})", f"url(#{new})")
-    title_id, desc_id = f"{chart_id}-title", f"{chart_id}-desc"
-    svg = svg.replace(
-        "<svg ",
-        f'<svg role="img" aria-labelledby="{title_id} {desc_id}" focusable="false" ',
-        1,
-    )
-    head_end = svg.index(">") + 1
-    drawn = _WIDTH_ATTR.search(svg, 0, head_end)
-    if drawn is not None:
-        # The page's style lets a chart fill its card; past this its labels outgrow the
-        # page's headings (a 563 px chart in a 1,100 px card doubled its text).
-        limit = f"max-width: {float(drawn[1]) * max_scale:.0f}px"
-        style = svg.find(' style="', 0, head_end)
-        if style < 0:
-            svg = f'{svg[: head_end - 1]} style="{limit}"{svg[head_end - 1 :]}'
-        else:  # a second style attribute would be ignored
-            at = style + len(' style="')
-            svg = f"{svg[:at]}{limit}; {svg[at:]}"
-        head_end = svg.index(">") + 1
-    accessible = (
-        f'<title id="{title_id}">{html.escape(title)}</title>'
-        f'<desc id="{desc_id}">{html.escape(description)}</desc>'
-    )
-    return svg[:head_end] + accessible + svg[head_end:]
-
-
-def _render(
-    chart_id: str, title: str, description: str, chart: alt.TopLevelMixin, data: _Datasets
-) -> Chart:
-    """A chart with its specs, one per frame; `make_charts` turns every spec into SVG
-    in one batch."""
-    specs = [_theme(chart, frame) for frame in FRAMES]
-    for spec in specs:
-        spec["datasets"] = data.rows  # the same rows: the frames differ in layout alone
-    return Chart(chart_id, title, description, specs=specs)
+from .chart_kit import (
+    BLUE,
+    FRAMES,
+    GREEN,
+    GREY,
+    ORANGE,
+    VERMILLION,
+    WIDE,
+    Datasets,
+    accessible,
+    chart_labels,
+    circles,
+    interval_band,
+    render_chart,
+    scale01,
+)
+from .charts import FOREST_ROWS, Chart, SiteCharts, chart_error
+from .profile_charts import calibration_chart, cost_chart, cost_sets, profile_chart
 
 
 def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], SiteCharts]:
@@ -255,7 +71,7 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
             engine.close()
         for (chart, frame, _), svg in zip(pending, drawn, strict=True):
             svg_id = chart.id if frame is WIDE else f"{chart.id}-{frame.name}"
-            svg = _accessible(svg_id, chart.title, chart.description, svg, frame.max_scale)
+            svg = accessible(svg_id, chart.title, chart.description, svg, frame.max_scale)
             if frame is WIDE:
                 chart.svg = svg
             else:
@@ -267,57 +83,9 @@ def _send_all(charts: SiteCharts, converter: Converter | None) -> Callable[[], S
     return receive
 
 
-def chart_error(failed: EngineFailed, chart: Chart | None, charts: SiteCharts) -> UserError:
-    """The engine's failure as one located line and what to do about it."""
-    if chart is None:
-        problem = f"the chart engine (vl-convert) stopped: {failed.reason}"
-    else:
-        problem = (
-            f"{charts.place(chart)}: drawing the chart {chart.title!r} failed: {failed.reason}"
-        )
-    if not failed.out_of_memory:
-        return UserError(problem)
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    hint = (
-        "the chart engine ran out of memory. Its JavaScript engine (V8) reserves about "
-        "64 GiB of address space when it starts, much more than it uses, so a "
-        "`ulimit -v` below about 128 GiB stops it"
-        + (
-            f" (the limit here is {limit / 2**30:.1f} GiB)"
-            if limit != resource.RLIM_INFINITY
-            else ""
-        )
-        + ": lift that limit and cap memory another way (a container's or cgroup's "
-        "memory limit counts only what is used)"
-    )
-    return UserError(problem, hint=hint)
-
-
-def _scale01(title: str) -> alt.Scale:
-    return alt.Scale(domain=[0, 1], nice=False)
-
-
-def _interval_band(data: alt.Data, x: alt.X, colour: alt.Color) -> alt.Chart:
-    """Each series' interval, low to high, as a pale band on a 0-1 scale."""
-    band: alt.Chart = (
-        alt.Chart(data)
-        .mark_area(opacity=0.15)
-        .encode(
-            x=x,
-            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
-            y2=alt.Y2("high"),
-            color=colour,
-        )
-    )
-    return band
-
-
-# ---------------------------------------------------------------- per result set
-
-
 def forest_chart(s: SetReport, chart_id: str) -> Chart:
     """Per-task plug-in pass^k with its interval, least reliable first."""
-    datasets = _Datasets()
+    datasets = Datasets()
     est = s.estimates.tasks
     k, level = s.estimates.k, percent(s.estimates.confidence)
     order = s.order_least_reliable()
@@ -343,7 +111,7 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
     rules = (
         alt.Chart(data)
         .mark_rule(color=BLUE, strokeWidth=2)
-        .encode(y=y, x=alt.X("low:Q", scale=_scale01(x_title), title=x_title), x2=alt.X2("high"))
+        .encode(y=y, x=alt.X("low:Q", scale=scale01(x_title), title=x_title), x2=alt.X2("high"))
     )
     points = (
         alt.Chart(data)
@@ -366,12 +134,12 @@ def forest_chart(s: SetReport, chart_id: str) -> Chart:
         f"is its plug-in pass^{k} and the bar its {level} interval. The same numbers are in the "
         "task table."
     )
-    return _render(chart_id, title, description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 def distribution_chart(s: SetReport, chart_id: str) -> Chart:
     """Histogram of per-task plug-in pass^k (used when there are too many tasks to list)."""
-    datasets = _Datasets()
+    datasets = Datasets()
     k = s.estimates.k
     counts, edges = np.histogram(s.estimates.tasks.plugin, bins=20, range=(0.0, 1.0))
     rows = [
@@ -382,7 +150,7 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
         alt.Chart(datasets.add(rows))
         .mark_bar(color=BLUE, stroke="white")
         .encode(
-            x=alt.X("from:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)", bin="binned"),
+            x=alt.X("from:Q", scale=scale01(""), title=f"pass^{k} (plug-in)", bin="binned"),
             x2=alt.X2("to"),
             y=alt.Y("tasks:Q", title="tasks"),
         )
@@ -390,12 +158,12 @@ def distribution_chart(s: SetReport, chart_id: str) -> Chart:
     )
     title = f"Distribution of pass^{k} over all {len(s.tasks):,} tasks"
     description = f"Histogram: number of tasks in each 0.05-wide range of plug-in pass^{k}."
-    return _render(chart_id, title, description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 def curve_chart(s: SetReport, chart_id: str) -> Chart:
     """reliability@k (plug-in, unbiased) and mean pass@k over k, with interval bands."""
-    datasets = _Datasets()
+    datasets = Datasets()
     level = percent(s.estimates.confidence)
     rows = []
     for p in s.curve:
@@ -433,13 +201,13 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
         if len(s.curve) <= 12
         else alt.Axis(tickMinStep=1, format="d"),
     )
-    band = _interval_band(data, x, colour)
+    band = interval_band(data, x, colour)
     line = (
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
             x=x,
-            y=alt.Y("estimate:Q", scale=_scale01("")),
+            y=alt.Y("estimate:Q", scale=scale01("")),
             color=colour,
             strokeDash=dash,
             shape=alt.Shape(
@@ -470,23 +238,23 @@ def curve_chart(s: SetReport, chart_id: str) -> Chart:
             f" It stops at k = {len(s.curve)}, the fewest runs of any task, before this "
             f"page's k = {s.estimates.k}: beyond it the unbiased values are undefined."
         )
-    return _render(chart_id, title, description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 def gap_chart(s: SetReport, chart_id: str) -> Chart:
     """Single-run pass rate against plug-in pass^k per task: the reliability gap."""
-    datasets = _Datasets()
+    datasets = Datasets()
     est = s.estimates.tasks
     k = s.estimates.k
     grid = np.linspace(0, 1, 41)
     reference = [{"p": float(p), "diag": float(p), "power": float(p**k)} for p in grid]
     ref = alt.Chart(datasets.add(reference))
     diagonal = ref.mark_line(color=GREY, strokeDash=[4, 4]).encode(
-        x=alt.X("p:Q", scale=_scale01(""), title="single-run pass rate"),
-        y=alt.Y("diag:Q", scale=_scale01(""), title=f"pass^{k} (plug-in)"),
+        x=alt.X("p:Q", scale=scale01(""), title="single-run pass rate"),
+        y=alt.Y("diag:Q", scale=scale01(""), title=f"pass^{k} (plug-in)"),
     )
     power = ref.mark_line(color=ORANGE).encode(x=alt.X("p:Q"), y=alt.Y("power:Q"))
-    points = _circles(datasets, "p", est.pass_rate, "pk", est.plugin, opacity=0.7)
+    points = circles(datasets, "p", est.pass_rate, "pk", est.plugin, opacity=0.7)
     chart = (diagonal + power + points).properties(height=320)
     title = f"Pass rate against pass^{k}"
     description = (
@@ -495,42 +263,12 @@ def gap_chart(s: SetReport, chart_id: str) -> Chart:
         f"The dashed diagonal is where they would be equal; the solid curve is x^{k}. "
         "The vertical distance to the diagonal is what a single pass rate hides."
     )
-    return _render(chart_id, title, description, chart, datasets)
-
-
-def _circles(
-    datasets: _Datasets, x: str, xs: FloatArray, y: str, ys: FloatArray, opacity: float
-) -> alt.Chart:
-    """One circle per point, its area growing with the tasks there. Tasks often share
-    a point (every task that always passed sits at 1, 1): drawn one by one, 78 tasks
-    looked like 6. Beyond SCATTER_LIMIT tasks, points are rounded to a 0.02 grid
-    first: ten thousand circles would make a huge SVG."""
-    if len(xs) > SCATTER_LIMIT:
-        xs, ys = np.round(xs * 50) / 50, np.round(ys * 50) / 50
-    cells = Counter(zip(xs.tolist(), ys.tolist(), strict=True))
-    rows = [{x: a, y: b, "tasks": n} for (a, b), n in sorted(cells.items())]
-    most = max(cells.values(), default=1)
-    size: Any = (
-        alt.SizeValue(40)
-        if most == 1
-        else alt.Size(
-            "tasks:Q",
-            title="tasks",
-            scale=alt.Scale(domain=[1, most], range=[40, 400]),
-            legend=alt.Legend(values=sorted({1, (1 + most) // 2, most}), format="d"),
-        )
-    )
-    circles: alt.Chart = (
-        alt.Chart(datasets.add(rows))
-        .mark_circle(color=BLUE, opacity=opacity)
-        .encode(x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q"), size=size)
-    )
-    return circles
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
     """Each shared task's plug-in pass^k under A (across) and B (up)."""
-    datasets = _Datasets()
+    datasets = Datasets()
     cmp = c.comparison
     k, level = cmp.k, percent(cmp.confidence)
     a_name, b_name = c.a.result_set.name, c.b.result_set.name
@@ -539,11 +277,11 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         alt.Chart(datasets.add([{"v": 0.0}, {"v": 1.0}]))
         .mark_line(color=GREY, strokeDash=[4, 4])
         .encode(
-            x=alt.X("v:Q", scale=_scale01(""), title=f"A: pass^{k} (plug-in)"),
-            y=alt.Y("v:Q", scale=_scale01(""), title=f"B: pass^{k} (plug-in)"),
+            x=alt.X("v:Q", scale=scale01(""), title=f"A: pass^{k} (plug-in)"),
+            y=alt.Y("v:Q", scale=scale01(""), title=f"B: pass^{k} (plug-in)"),
         )
     )
-    points = _circles(datasets, "a", pa, "b", pb, opacity=0.6)
+    points = circles(datasets, "a", pa, "b", pb, opacity=0.6)
     d = cmp.lead
     lead_name = "unbiased" if cmp.headline == "unbiased" else "plug-in"
     title = f"Plug-in pass^{k} per shared task, A against B"
@@ -556,7 +294,7 @@ def paired_chart(c: ComparisonReport, chart_id: str) -> Chart:
         f"{signed_bracket(d.low, d.high)}."
     )
     chart = (diagonal + points).properties(height=320)
-    return _render(chart_id, title, description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 #: How the trend chart marks each point: by what the step to it was found to be.
@@ -580,7 +318,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
     """reliability@k (plug-in, unbiased) and the pass rate at each build, with intervals."""
     if len(points) > TREND_NAMED:
         return _long_trend_chart(points, k, level, chart_id)
-    datasets = _Datasets()
+    datasets = Datasets()
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
     tested_series = {"plugin": names[0], "unbiased": names[1]}
     labels = chart_labels([p.label for p in points])
@@ -620,7 +358,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
         .encode(
             x=x,
             xOffset=offset,
-            y=alt.Y("low:Q", scale=_scale01(""), title="value"),
+            y=alt.Y("low:Q", scale=scale01(""), title="value"),
             y2=alt.Y2("high"),
             color=colour,
         )
@@ -656,7 +394,7 @@ def trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> 
         )
         + "The table below has the same numbers."
     )
-    return _render(chart_id, title, description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 def drawn_builds(count: int) -> list[int]:
@@ -668,7 +406,7 @@ def drawn_builds(count: int) -> list[int]:
 
 def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: str) -> Chart:
     """The trend of many builds: lines with interval bands over the build number."""
-    datasets = _Datasets()
+    datasets = Datasets()
     names = ["reliability@k plug-in", "reliability@k unbiased", "pass rate"]
     drawn = drawn_builds(len(points))
     rows = []
@@ -699,11 +437,11 @@ def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: st
     )
     x = alt.X("build:Q", title="build (1 is the oldest)", axis=alt.Axis(format="d"))
     data = datasets.add(rows)
-    band = _interval_band(data, x, colour)
+    band = interval_band(data, x, colour)
     line = (
         alt.Chart(data)
         .mark_line()
-        .encode(x=x, y=alt.Y("estimate:Q", scale=_scale01("")), color=colour, strokeDash=dash)
+        .encode(x=x, y=alt.Y("estimate:Q", scale=scale01("")), color=colour, strokeDash=dash)
     )
     layers = band + line
     if changes:
@@ -726,7 +464,7 @@ def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: st
         "a drawn build whose change from the previous one, in the estimate the trend follows "
         "(the headline), is larger than the noise. The table below has every build."
     )
-    return _render(chart_id, title, description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 # ---------------------------------------------------------------- overview
@@ -734,7 +472,7 @@ def _long_trend_chart(points: list[TrendPoint], k: int, level: str, chart_id: st
 
 def comparison_chart(report: Report, chart_id: str) -> Chart:
     """reliability@k of every result set with its interval."""
-    datasets = _Datasets()
+    datasets = Datasets()
     k, level = report.k, percent(report.confidence)
     rows = []
     labels = chart_labels([s.result_set.name for s in report.sets])
@@ -768,7 +506,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
     rules = (
         alt.Chart(data)
         .mark_rule(color=BLUE, strokeWidth=3)
-        .encode(y=y, x=alt.X("low:Q", scale=_scale01(""), title=x_title), x2=alt.X2("high"))
+        .encode(y=y, x=alt.X("low:Q", scale=scale01(""), title=x_title), x2=alt.X2("high"))
     )
     points = (
         alt.Chart(data)
@@ -798,213 +536,7 @@ def comparison_chart(report: Report, chart_id: str) -> Chart:
         f"One row per result set: the diamond is {shown}, the bar its "
         f"{level} Student-t interval across tasks. The same numbers are in the table.{missing}"
     )
-    return _render(chart_id, title, description, chart, datasets)
-
-
-def cost_sets(report: Report) -> list[SetReport]:
-    """The sets whose runs recorded a cost: the cost chart's points. Only baseline
-    sets: runs made under a perturbation are not an alternative to choose between."""
-    return [
-        s
-        for s in report.sets
-        if s.resources is not None and s.resources.cost is not None and not s.result_set.condition
-    ]
-
-
-def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of the points no other point beats (costs no more and is at least as
-    reliable, better in one), cheapest first: the sets worth paying for."""
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
-    front, best = [], -1.0
-    for i in order:
-        if points[i][1] > best:
-            front.append(i)
-            best = points[i][1]
-    return front
-
-
-def cost_chart(report: Report, chart_id: str) -> Chart:
-    """reliability@k against the mean cost of a run, a point per set with both its
-    intervals, and the Pareto frontier through the sets no other beats."""
-    datasets = _Datasets()
-    k, level = report.k, percent(report.confidence)
-    shared = report.shared_estimator
-    sets = [s for s in cost_sets(report) if s.on(shared).estimate is not None]
-    labels = chart_labels([s.result_set.name for s in sets])
-    rows: list[dict[str, Any]] = []
-    for s, label in zip(sets, labels, strict=True):
-        cost = s.resources.cost if s.resources is not None else None
-        assert cost is not None and cost.per_run.estimate is not None
-        value = s.on(shared)
-        rows.append(
-            {
-                "set": label,
-                "cost": cost.per_run.estimate,
-                "cost_low": cost.per_run.estimate if cost.per_run.low is None else cost.per_run.low,
-                "cost_high": cost.per_run.estimate
-                if cost.per_run.high is None
-                else cost.per_run.high,
-                "estimate": value.estimate,
-                "low": value.estimate if value.low is None else value.low,
-                "high": value.estimate if value.high is None else value.high,
-            }
-        )
-    front = pareto_front([(r["cost"], r["estimate"]) for r in rows])
-    costs = [r["cost_low"] for r in rows] + [r["cost_high"] for r in rows]
-    # Costs of different models differ by orders of magnitude: a log axis then.
-    spread = min(costs) > 0 and max(costs) / min(costs) >= 10
-    x_scale = alt.Scale(type="log") if spread else alt.Scale(zero=True)
-    data = datasets.add(rows)
-    colour = alt.Color(
-        "set:N",
-        title="result set",
-        sort=None,
-        scale=alt.Scale(range=OKABE_ITO),
-        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0),
-    )
-    x = alt.X("cost:Q", scale=x_scale, title="mean cost of a run, " + level + " interval")
-    y = alt.Y(
-        "estimate:Q",
-        scale=_scale01(""),
-        title=f"reliability@{k} ({'unbiased' if shared == 'unbiased' else 'plug-in'}), "
-        f"{level} interval",
-    )
-    across = (
-        alt.Chart(data)
-        .mark_rule(strokeWidth=2)
-        .encode(x=alt.X("cost_low:Q", scale=x_scale), x2=alt.X2("cost_high"), y=y, color=colour)
-    )
-    up = (
-        alt.Chart(data)
-        .mark_rule(strokeWidth=2)
-        .encode(x=x, y=alt.Y("low:Q", scale=_scale01("")), y2=alt.Y2("high"), color=colour)
-    )
-    points = alt.Chart(data).mark_point(filled=True, size=90).encode(x=x, y=y, color=colour)
-    layers = across + up + points
-    if len(front) > 1:
-        line = datasets.add(
-            [{"cost": rows[i]["cost"], "estimate": rows[i]["estimate"]} for i in front]
-        )
-        layers = (
-            alt.Chart(line)
-            .mark_line(color=GREY, strokeDash=[4, 3])
-            .encode(x=alt.X("cost:Q", scale=x_scale), y=alt.Y("estimate:Q", scale=_scale01("")))
-        ) + layers
-    chart = layers.properties(height=320)
-    on_front = ", ".join(sets[i].result_set.name for i in front)
-    description = (
-        f"One point per result set whose runs recorded a cost: across, the mean cost of a "
-        f"run with its {level} bootstrap interval over tasks{' (log scale)' if spread else ''}; "
-        f"up, reliability@{k} with its {level} Student-t interval. The dashed line joins the "
-        f"sets no other set beats on both (the Pareto frontier): {on_front}. The same numbers "
-        "are in the profile table."
-    )
-    return _render(chart_id, f"reliability@{k} against cost", description, chart, datasets)
-
-
-def profile_rows(s: SetReport) -> list[dict[str, Any]]:
-    """The profile's measures that live on a 0-1 scale (or near it: a robustness ratio
-    may pass 1), each with its interval where it has one, in the profile table's order."""
-    k = s.estimates.k
-    rows: list[tuple[str, Any]] = [(f"reliability@{k} ({s.lead_label})", s.lead)]
-    if s.consistency.tasks:
-        rows.append(("outcome consistency (unbiased)", s.consistency.unbiased))
-    if s.resources is not None and s.resources.consistency is not None:
-        rows.append(("resource consistency", s.resources.consistency.value))
-    if s.predictability is not None:
-        rows.append(("calibration error (lower is better)", s.predictability.calibration_error))
-        rows.append(("AUROC", s.predictability.auroc))
-        rows.append(("Brier score (lower is better)", s.predictability.brier))
-    if s.robustness is not None:
-        rows.append((f"robustness: reliability@{k} ratio", s.robustness.reliability))
-        rows.append(("robustness: pass-rate ratio", s.robustness.pass_rate))
-    return [
-        {
-            "measure": label,
-            "rank": rank,
-            "estimate": value.estimate,
-            "low": value.estimate if value.low is None else value.low,
-            "high": value.estimate if value.high is None else value.high,
-        }
-        for rank, (label, value) in enumerate(rows)
-        if value.estimate is not None
-    ]
-
-
-def profile_chart(s: SetReport, chart_id: str) -> Chart:
-    """A dot plot of the profile: each measure's value and its interval on one axis."""
-    datasets = _Datasets()
-    level = percent(s.estimates.confidence)
-    rows = profile_rows(s)
-    top = max([1.0, *(r["high"] for r in rows)])
-    data = datasets.add(rows)
-    y = alt.Y("measure:N", sort=alt.EncodingSortField("rank", order="ascending"), title=None)
-    x_title = f"value, {level} interval"
-    scale = alt.Scale(domain=[0, top], nice=False)
-    rules = (
-        alt.Chart(data)
-        .mark_rule(color=BLUE, strokeWidth=2)
-        .encode(y=y, x=alt.X("low:Q", scale=scale, title=x_title), x2=alt.X2("high"))
-    )
-    points = (
-        alt.Chart(data)
-        .mark_point(color=BLUE, filled=True, size=70)
-        .encode(y=y, x=alt.X("estimate:Q"))
-    )
-    chart = (rules + points).properties(height=max(60, 22 * len(rows)))
-    description = (
-        f"Dot plot of the set's reliability profile: each row a measure, the dot its value "
-        f"and the bar its {level} interval. The table below gives the numbers, each "
-        "interval's kind, and whether its coverage was checked."
-    )
-    return _render(
-        chart_id, f"Reliability profile, {level} intervals", description, chart, datasets
-    )
-
-
-def calibration_chart(s: SetReport, chart_id: str) -> Chart:
-    """The reliability diagram: per bin of stated confidence, the share of runs that
-    passed against their mean confidence; on the diagonal, the agent is calibrated."""
-    assert s.predictability is not None
-    datasets = _Datasets()
-    bins = [b for b in s.predictability.bins if b.runs]
-    rows: list[dict[str, Any]] = [
-        {"confidence": b.confidence, "passed": b.passed, "runs": b.runs} for b in bins
-    ]
-    diagonal = (
-        alt.Chart(datasets.add([{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 1.0}]))
-        .mark_line(color=GREY, strokeDash=[4, 4])
-        .encode(
-            x=alt.X("x:Q", scale=_scale01(""), title="mean stated confidence in the bin"),
-            y=alt.Y("y:Q", scale=_scale01(""), title="share of runs passed"),
-        )
-    )
-    most = max(b.runs for b in bins)
-    size: Any = (
-        alt.SizeValue(80)
-        if all(b.runs == most for b in bins)
-        else alt.Size(
-            "runs:Q",
-            title="runs",
-            scale=alt.Scale(domain=[1, most], range=[30, 400]),
-            legend=alt.Legend(values=sorted({1, (1 + most) // 2, most}), format=",d"),
-        )
-    )
-    points = (
-        alt.Chart(datasets.add(rows))
-        .mark_circle(color=BLUE, opacity=0.8)
-        .encode(x=alt.X("confidence:Q"), y=alt.Y("passed:Q"), size=size)
-    )
-    chart = (diagonal + points).properties(height=320)
-    ece = s.predictability.calibration_error.estimate
-    description = (
-        f"Reliability diagram over {s.predictability.runs:,} runs that stated a confidence, in "
-        f"ten equal-width bins: each circle is a bin, across its runs' mean confidence, up the "
-        f"share of them that passed, its area growing with its runs. On the dashed diagonal "
-        f"the agent is calibrated; below it, overconfident. The calibration error (ECE) is "
-        f"{'undefined' if ece is None else f'{ece:.3f}'}; the bins table gives the numbers."
-    )
-    return _render(chart_id, "Stated confidence against outcome", description, chart, datasets)
+    return render_chart(chart_id, title, description, chart, datasets)
 
 
 def set_charts(s: SetReport) -> list[Chart]:

@@ -6,12 +6,16 @@ all come from the cache does not import Altair.
 
 from __future__ import annotations
 
+import resource
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import UserError
+
 if TYPE_CHECKING:
     from ..report import Report
+    from .chart_engine import EngineFailed
 
 
 #: The forest plot draws at most this many tasks, the least reliable (each row is
@@ -23,7 +27,7 @@ FOREST_ROWS = 60
 @dataclass
 class Chart:
     """A chart: an id for the page, its title and description, the specs to draw
-    (one per frame of chart.FRAMES), and once drawn its SVG for a wide column and
+    (one per frame of chart_kit.FRAMES), and once drawn its SVG for a wide column and
     for a phone."""
 
     id: str
@@ -113,3 +117,32 @@ class PendingCharts:
             assert self._finish is not None
             self._charts = self._finish()
         return self._charts
+
+
+def chart_error(failed: EngineFailed, chart: Chart | None, charts: SiteCharts) -> UserError:
+    """The engine's failure as one located line and what to do about it."""
+    if chart is None:
+        problem = f"the chart engine (vl-convert) stopped: {failed.reason}"
+    else:
+        problem = (
+            f"{charts.place(chart)}: drawing the chart {chart.title!r} failed: {failed.reason}"
+        )
+    if not failed.out_of_memory:
+        return UserError(problem)
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    hint = (
+        "the chart engine ran out of memory. Its JavaScript engine (V8) reserves about "
+        "64 GiB of address space when it starts, much more than it uses, so a "
+        "`ulimit -v` below about 128 GiB stops it"
+        + (
+            f" (the limit here is {limit / 2**30:.1f} GiB)"
+            if limit != resource.RLIM_INFINITY
+            else ""
+        )
+        + ": lift that limit and cap memory another way (a container's or cgroup's "
+        "memory limit counts only what is used)"
+    )
+    return UserError(problem, hint=hint)
+
+
+# ---------------------------------------------------------------- per result set
