@@ -193,7 +193,7 @@ def test_plan_says_when_no_difference_can_be_detected() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["SITE", str(ALPHA)], "holds 3 result sets; pick one"),
+        (["SITE", str(ALPHA)], "holds 4 result sets; pick one"),
         (["SITE#nope", str(ALPHA)], "has no result set 'nope'"),
         ([str(ALPHA), "missing.jsonl"], "missing.jsonl: no such file"),
     ],

@@ -29,6 +29,15 @@ def empty_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "_CONTENT_MEMO", {})
 
 
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker forks only where no other thread runs. Another test in this process
+    may have left a daemon thread behind for good (py4j's finalizer, once a Spark test
+    ran): as far as these tests go, the process is single-threaded (a test of the
+    thread path says otherwise)."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
 def _theme(tmp_path: Path, pages: dict[str, str]) -> Theme:
     folder = tmp_path / "content"
     folder.mkdir()

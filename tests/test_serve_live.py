@@ -140,7 +140,7 @@ def test_an_overview_edit_reloads_the_open_page(
     expect(page.locator("main")).to_contain_text("Saved once.", timeout=WAIT_MS)
     counted = "<p>{{ report.sets | length }} sets, saved twice.</p>"
     index.write_text(original.replace("</h1>", "</h1>" + counted, 1))
-    expect(page.locator("main")).to_contain_text("3 sets, saved twice.", timeout=WAIT_MS)
+    expect(page.locator("main")).to_contain_text("4 sets, saved twice.", timeout=WAIT_MS)
     log = preview.log.getvalue()  # type: ignore[attr-defined]
     assert "unchanged pages" in log.splitlines()[-1]
 

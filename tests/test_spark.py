@@ -56,9 +56,11 @@ def _require_spark() -> None:
         pytest.skip(f"Spark tests skipped: {missing}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    """One local Spark session for every test: the JVM takes 10-20 s to start."""
+    """One local Spark session for the tests of this module (the JVM takes 10-20 s to
+    start), stopped after them: its server threads would make later tests in the same
+    process see a second thread."""
     _require_spark()
     from pyspark.sql import SparkSession
 
