@@ -216,10 +216,10 @@ def check_ratio_coverage(
     truth = float(elementary.power(q, 1.0 - q, k).mean()) / base_mean
     rng = np.random.default_rng(seed)
     pick = rng.integers(0, p.size, size=(suites, tasks))
-    base_drawn = rng.binomial(n_base[pick], p[pick])
-    drawn = rng.binomial(n[pick], q[pick])
-    y = unbiased_pass_hat_k(base_drawn, n_base[pick], k, exact=False)
-    x = unbiased_pass_hat_k(drawn, n[pick], k, exact=False)
+    base_table, base_start = _pass_hat_k_table(n_base, k)
+    table, start = _pass_hat_k_table(n, k)
+    y = base_table[base_start[pick] + rng.binomial(n_base[pick], p[pick])]
+    x = table[start[pick] + rng.binomial(n[pick], q[pick])]
     f = _fieller(x, y, t_quantile(confidence, tasks - 1))
     mean_y = y.mean(axis=1)
     estimates = x.mean(axis=1) / np.where(mean_y > 0, mean_y, np.nan)
@@ -234,6 +234,19 @@ def check_ratio_coverage(
         bias=float(np.nanmean(estimates) - truth),
         unbounded=float(np.mean(f.a <= 0)),
     )
+
+
+def _pass_hat_k_table(runs: IntArray, k: int) -> tuple[FloatArray, IntArray]:
+    """Unbiased pass^k of every count a task of the population can draw, and where
+    each task's counts start in that table: table[start[i] + c] is task i's value at
+    c passes. A table over the distinct run counts, not a value per draw: the draws
+    repeat a few counts hundreds of thousands of times."""
+    distinct, inverse = np.unique(runs, return_inverse=True)
+    ends = np.cumsum(distinct + 1)
+    successes = np.concatenate([np.arange(n + 1) for n in distinct.tolist()])
+    table = unbiased_pass_hat_k(successes, np.repeat(distinct, distinct + 1), k, exact=False)
+    starts: IntArray = (ends - (distinct + 1))[inverse]
+    return table, starts
 
 
 def smoothed_rates(successes: IntArray, runs: IntArray) -> FloatArray:
