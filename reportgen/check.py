@@ -433,15 +433,15 @@ def load_baseline(
         # results.jsonl), so matching by name would compare nothing and let every
         # regression through. Another model's set is not taken: that gate compared
         # nothing, and says so.
+        # Runs under another condition are another eval, whatever the file's name.
         (theirs,) = doc["result_sets"]
-        same_model = theirs["model"] == ours[0]["model"]
-        if same_model and theirs["suite"] != ours[0]["suite"]:
+        same = identity(theirs)[1:] == identity(ours[0])[1:]
+        if same and theirs["suite"] != ours[0]["suite"]:
             doc["label"] += (
                 f" (its one result set, {theirs['name']!r}, taken as the report's "
                 f"{ours[0]['name']!r})"
             )
-            for key in ("suite", "model", "condition"):
-                theirs[key] = ours[0].get(key)
+            theirs["suite"] = ours[0]["suite"]
     return doc
 
 
@@ -468,23 +468,27 @@ def uncalibrated_sets(report: dict[str, Any], estimator: str) -> list[str]:
     return found
 
 
-#: How many (suite, model) pairs a message lists before it counts the rest.
+#: How many result sets (suite, model, condition) a message lists before it counts the rest.
 LISTED_PAIRS = 5
 
 
-def _pairs(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return sorted({identity(rs)[:2] for rs in doc["result_sets"]})
+def _pairs(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return sorted({identity(rs) for rs in doc["result_sets"]})
 
 
-def _listing(pairs: Sequence[tuple[str, str]]) -> str:
-    shown = ", ".join(f"{suite} / {model}" for suite, model in pairs[:LISTED_PAIRS])
+def _listing(pairs: Sequence[tuple[str, str, str]]) -> str:
+    shown = ", ".join(
+        " / ".join(part for part in (suite, model, condition) if part)
+        for suite, model, condition in pairs[:LISTED_PAIRS]
+    )
     more = len(pairs) - LISTED_PAIRS
     return shown + (f" and {more} more" if more > 0 else "") if pairs else "nothing"
 
 
 def unmatched_sets(report: dict[str, Any], baseline: dict[str, Any]) -> str:
     """Why a check against `baseline` compared nothing: what the report's sets looked for
-    (suite / model) and what the baseline holds, for a message that can be acted on."""
+    (suite / model / condition) and what the baseline holds, for a message that can be
+    acted on."""
     ours, theirs = _pairs(report), _pairs(baseline)
     shared = [pair for pair in ours if pair in set(theirs)]
     if shared:

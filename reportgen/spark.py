@@ -223,7 +223,9 @@ def _repeated_runs(
 ) -> list[str]:
     """Run ids given twice for a task: a second pass over the runs, grouped by run id,
     made only when `run` is given."""
-    grouped = df.groupBy(*[F.expr(col[f]).alias(f) for f in (*keys, "run")])
+    # The condition as the counts group it ('baseline' and null as one): a run id given
+    # under both is one run given twice.
+    grouped = df.groupBy(*[_grouped(f, col, names).alias(f) for f in (*keys, "run")])
     repeated = grouped.count().filter(F.col("count") > 1).filter(F.col("run").isNotNull())
     total = repeated.agg(F.expr("coalesce(sum(count - 1), 0)")).first()
     repeats = total[0] if total is not None else 0

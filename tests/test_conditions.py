@@ -279,3 +279,44 @@ def test_models_are_compared_under_the_same_condition_only(tmp_path):
         ("alpha · desk", "beta · desk"),
         ("alpha · desk · typos", "beta · desk · typos"),
     ]
+
+
+def test_check_never_takes_a_baseline_of_another_condition(tmp_path, capsys):
+    """`check --baseline FILE` takes a lone set of the same model as the report's own
+    set even when the file's name differs; not when the runs were made under another
+    condition, and the message then names the condition."""
+    write_jsonl(tmp_path / "now.jsonl", runs_of(13, {None: 0.5}))
+    write_jsonl(tmp_path / "main-now.jsonl", runs_of(13, {None: 1.0}))
+    for r in (tmp_path / "now.jsonl", tmp_path / "main-now.jsonl"):
+        r.write_text(r.read_text().replace('"suite": "desk", ', ""))  # suites from file names
+    site = tmp_path / "site"
+    build_args = ["build", str(tmp_path / "now.jsonl"), "-o", str(site), "--condition", "typos"]
+    assert main(build_args) == 0
+    capsys.readouterr()
+    check = ["check", str(site), "--baseline", str(tmp_path / "main-now.jsonl")]
+    assert main([*check, "--max-drop", "0.01"]) == 1
+    out, err = capsys.readouterr()
+    assert "taken as the report's" not in out
+    assert "now / alpha / typos" in out + err and "main-now / alpha" in out + err
+
+
+def test_a_related_set_s_new_id_renders_the_page_that_links_to_it_again(tmp_path):
+    """The baseline's page links to the perturbed set's page: when another set takes the
+    perturbed set's id, the rebuilt baseline page links to its new one."""
+    project = tmp_path / "project"
+    (project / "results").mkdir(parents=True)
+    write_jsonl(project / "results" / "base.jsonl", runs_of(14, {None: 1.0}))
+    write_jsonl(project / "results" / "typos.jsonl", runs_of(14, {"typos": 0.5}))
+    write_jsonl(
+        project / "results" / "other.jsonl",
+        [{**r, "model": "other"} for r in runs_of(15, {None: 1.0})],
+    )
+    sets = "  - path: results/base.jsonl\n  - path: results/typos.jsonl\n"
+    config = project / "reportgen.yaml"
+    config.write_text(f"title: Ids\nk: 2\noutput: site\nresult_sets:\n{sets}")
+    build(load_config(config))
+    assert (project / "site" / "sets" / "alpha-desk-typos" / "index.html").is_file()
+    taker = "  - path: results/other.jsonl\n    name: Alpha · Desk · Typos\n"
+    config.write_text(f"title: Ids\nk: 2\noutput: site\nresult_sets:\n{taker}{sets}")
+    build(load_config(config))
+    assert _files(project / "site") == _clean_files(project, tmp_path / "clean")

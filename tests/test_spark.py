@@ -399,3 +399,15 @@ def test_conditions_are_counted_apart_with_baseline_and_none_as_one(
     counts = write_counts(api, tmp_path / "counts.parquet")
     sets = load_sources([Source(counts)]).result_sets
     assert sorted((rs.condition, rs.runs) for rs in sets) == [("", 3), ("typos", 2)]
+
+
+@pytest.mark.spark
+def test_a_run_given_as_baseline_and_as_no_condition_is_given_twice(spark: SparkSession) -> None:
+    """'baseline' and null are one condition: a run id under both is one run given
+    twice, as the build's readers say."""
+    from reportgen.spark import SparkCountsError, task_counts
+
+    runs = [("t1", None, 1, True), ("t1", "baseline", 1, False), ("t1", "typos", 1, True)]
+    frame = spark.createDataFrame(runs, "task string, condition string, run int, passed boolean")
+    with pytest.raises(SparkCountsError, match="1 runs repeat a run id"):
+        task_counts(frame, condition="condition", run="run")

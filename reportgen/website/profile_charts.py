@@ -141,7 +141,8 @@ def profile_rows(s: SetReport) -> list[dict[str, Any]]:
             "high": value.estimate if value.high is None else value.high,
         }
         for rank, (label, value) in enumerate(rows)
-        if value.estimate is not None
+        # An unbounded ratio has no interval to draw: the table says so.
+        if value.estimate is not None and not getattr(value, "unbounded", False)
     ]
 
 

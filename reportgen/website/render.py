@@ -174,7 +174,7 @@ class Renderer:
                 report.k,
                 report.confidence,
                 earlier,
-                [r.result_set for r in self.related[s.id]],
+                [(r.id, r.result_set) for r in self.related[s.id]],
             )
             for s in report.sets
         }
