@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from .counts import BASELINE, MAX_COUNT, condition_key
+from .counts import BASELINE, MAX_COUNT, identity
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, TooLarge, read_limited
 from .numbers import fixed, percent, percent1
@@ -443,13 +443,6 @@ def load_baseline(
             )
             theirs["suite"] = ours[0]["suite"]
     return doc
-
-
-def identity(rs: dict[str, Any]) -> tuple[str, str, str]:
-    """A result set of a report.json (or a history line) as sets are matched: by suite,
-    model and condition (reports and histories written before conditions have none:
-    the baseline)."""
-    return (rs["suite"], rs["model"], condition_key(rs.get("condition")))
 
 
 def _counts(rs: dict[str, Any]) -> dict[str, tuple[int, int]]:

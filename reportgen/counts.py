@@ -9,6 +9,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Run outcome codes, one byte per run: compact enough for millions of runs.
 PASS, FAIL, EXCLUDED = 1, 0, 2
@@ -139,6 +140,13 @@ class ResultSet:
         """{task id: (successes, evaluated runs)} of the evaluated tasks: what every
         comparison and plan is made from."""
         return {t.id: (t.successes, t.runs) for t in self.evaluated_tasks}
+
+
+def identity(rs: dict[str, Any]) -> tuple[str, str, str]:
+    """A result set of a report.json or a history line as sets are matched, like
+    ResultSet.identity: by suite, model and condition (files written before conditions
+    have none: the baseline)."""
+    return (rs["suite"], rs["model"], condition_key(rs.get("condition")))
 
 
 def naming_note(rs: ResultSet) -> str | None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .counts import BASELINE, MAX_COUNT, whole_number
+from .counts import identity as set_identity
 from .errors import Problems, UserError
 from .limits import MAX_DOCUMENT_BYTES, MAX_RECORD_BYTES, TooLarge, check_size
 from .readers.documents import json_loads, jsonl_lines, not_regular
@@ -316,11 +317,7 @@ def trend(
     previous: dict[str, tuple[int, int]] | None = None
     for entry in entries:
         match = next(
-            (
-                rs
-                for rs in entry["result_sets"]
-                if (rs["suite"], rs["model"], rs.get("condition", "")) == identity
-            ),
+            (rs for rs in entry["result_sets"] if set_identity(rs) == identity),
             None,
         )
         if match is None:

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from reportgen.build import build
-from reportgen.check import identity
 from reportgen.cli import main
 from reportgen.config import load_config
+from reportgen.counts import identity
 from reportgen.errors import UserError
 from reportgen.history import trend
 from reportgen.readers import Source, jsonl, load_sources

@@ -130,8 +130,12 @@ def profile_rows(s: SetReport) -> list[dict[str, Any]]:
         rows.append(("AUROC", s.predictability.auroc))
         rows.append(("Brier score (lower is better)", s.predictability.brier))
     if s.robustness is not None:
-        rows.append((f"robustness: reliability@{k} ratio", s.robustness.reliability))
-        rows.append(("robustness: pass-rate ratio", s.robustness.pass_rate))
+        ratios = (
+            (f"robustness: reliability@{k} ratio", s.robustness.reliability),
+            ("robustness: pass-rate ratio", s.robustness.pass_rate),
+        )
+        # An unbounded ratio has no interval to draw: the table says so.
+        rows.extend((label, ratio) for label, ratio in ratios if not ratio.unbounded)
     return [
         {
             "measure": label,
@@ -141,8 +145,7 @@ def profile_rows(s: SetReport) -> list[dict[str, Any]]:
             "high": value.estimate if value.high is None else value.high,
         }
         for rank, (label, value) in enumerate(rows)
-        # An unbounded ratio has no interval to draw: the table says so.
-        if value.estimate is not None and not getattr(value, "unbounded", False)
+        if value.estimate is not None
     ]
 
 
