@@ -924,6 +924,43 @@ def test_jsonl_through_duckdb_takes_clean_files_and_hands_back_the_rest(tmp_path
         assert tally.groups == {} and tally.problems.items == []
 
 
+def test_jsonl_through_duckdb_tells_passed_null_from_passed_missing(tmp_path: Path) -> None:
+    """A "passed": null is a run not evaluated, read to the end; no "passed" is an error,
+    handed back. DuckDB reads both as NULL, so the records are asked again by place:
+    blank lines, escaped keys and the records after them must line up."""
+    from reportgen.errors import Problems
+    from reportgen.readers.base import Tally
+    from reportgen.readers.jsonl_duckdb import read_jsonl_through_duckdb
+
+    lines = [
+        '{"task": "a", "passed": true}',
+        "",
+        "   ",
+        '{"task": "a", "passed": null}',
+        '{"task": "b", "pass\\u0065d": null}',
+        '{"task": "b", "passed": false}',
+    ]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    tally = Tally(Source(path), Problems())
+    assert read_jsonl_through_duckdb(Source(path), tally, 1 << 20)
+    (rs,) = tally.result_sets("jsonl")
+    assert [(t.id, t.successes, t.runs, t.excluded) for t in rs.tasks] == [
+        ("a", 1, 1, 1),
+        ("b", 0, 1, 1),
+    ]
+    # The same file with one record's "passed" left out, before and after the nulls.
+    for missing in (0, 5):
+        broken = list(lines)
+        broken[missing] = (
+            broken[missing].replace(', "passed": true', "").replace(', "passed": false', "")
+        )
+        path.write_text("\n".join(broken) + "\n")
+        tally = Tally(Source(path), Problems())
+        assert not read_jsonl_through_duckdb(Source(path), tally, 1 << 20)
+        assert tally.groups == {}
+
+
 def test_duckdb_is_loaded_only_when_a_table_is_read() -> None:
     import subprocess
     import sys

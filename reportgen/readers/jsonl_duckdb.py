@@ -9,12 +9,10 @@ Python reader then reads the file again, counts the same, and names the line.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..counts import EXCLUDED, FAIL, MEASURES, PASS
 from .base import Tally
-from .documents import json_loads, jsonl_lines
 from .duckdb_common import (
     DIGITS,
     connect,
@@ -81,27 +79,20 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
     return True
 
 
-def _passed_given_as_null(path: Path, records: list[int], max_line: int) -> bool:
-    """Whether each of these records (numbered from 0, blank lines skipped, as DuckDB
-    numbers them) has "passed": null, rather than no "passed" at all."""
-    wanted = iter(records)
-    target = next(wanted, None)
-    for index, (_, line) in enumerate(jsonl_lines(path, max_line)):
-        if index == target:
-            if isinstance(line, str):
-                return False  # too long a line: the line-by-line reader names it
-            try:
-                record = json_loads(line)
-            except ValueError:
-                return False
-            if not isinstance(record, dict) or "passed" not in record:
-                return False
-            if record["passed"] is not None:
-                return False
-            target = next(wanted, None)
-            if target is None:
-                return True
-    return target is None
+def _passed_given_as_null(con: duckdb.DuckDBPyConnection, plain: str, max_line: int) -> bool:
+    """Whether every record read as not evaluated has "passed": null, rather than no
+    "passed" at all (read_json reads both as NULL). The file's records are read again,
+    unparsed, in the same order: a table's rowid is its record's place in both."""
+    con.execute(
+        "CREATE TEMP TABLE given AS SELECT json_exists(json, '$.passed') AS passed "
+        f"FROM read_ndjson_objects({literal(plain)}, maximum_object_size = {max_line})"
+    )
+    found = con.execute(
+        f"""SELECT (SELECT count(*) FROM given) = (SELECT count(*) FROM values_),
+            count(*) FILTER (WHERE NOT g.passed)
+        FROM v JOIN given g ON g.rowid = v._row WHERE v.code = {EXCLUDED}"""
+    ).fetchone()
+    return found is not None and found[0] and found[1] == 0
 
 
 _Task = tuple[
@@ -123,7 +114,7 @@ def _jsonl_tasks(
     """Each task's counts and run codes; None as soon as the Python reader might read
     anything differently."""
     _load_values(con, plain, source, max_line, fallback)
-    if not _plainly_well_formed(con, source.path, max_line):
+    if not _plainly_well_formed(con, plain, max_line):
         return None
     return _grouped_tasks(con)
 
@@ -215,20 +206,15 @@ def _load_values(
     con.execute("CREATE TEMP VIEW v AS SELECT rowid AS _row, * FROM values_")
 
 
-def _plainly_well_formed(con: duckdb.DuckDBPyConnection, path: Path, max_line: int) -> bool:
+def _plainly_well_formed(con: duckdb.DuckDBPyConnection, plain: str, max_line: int) -> bool:
     """No bad record, no missing "passed" read as null, and no run given twice."""
     flaws = con.execute("SELECT count(*) FILTER (WHERE bad) FROM v").fetchone()
     if flaws is None or flaws[0]:
         return False
     # DuckDB reads a missing "passed" (an error) and "passed": null (a run not
-    # evaluated) alike; the few lines concerned are looked at again.
-    nulls = [
-        row
-        for (row,) in con.execute(
-            f"SELECT _row FROM v WHERE code = {EXCLUDED} ORDER BY _row"
-        ).fetchall()
-    ]
-    if nulls and not _passed_given_as_null(path, nulls, max_line):
+    # evaluated) alike: where any record reads as not evaluated, the file is asked again.
+    nulls = con.execute(f"SELECT count(*) FILTER (WHERE code = {EXCLUDED}) FROM v").fetchone()
+    if nulls is None or (nulls[0] and not _passed_given_as_null(con, plain, max_line)):
         return False
     # A run given twice: the Python reader names both lines. One distinct count over
     # the file is much cheaper than one per task. Runs are JSON text here, so 1 and "1"
