@@ -663,6 +663,29 @@ def test_bad_counts_parquet_stops_the_build_with_exit_2(
             '{"task": "a", "successes": true, "runs": 4}',
             "column 'successes' (successes) holds BOOLEAN",
         ),
+        # A name of another type than text, among records that give text: never read
+        # as absent (a condition 7 once went into the baseline, a suite true into
+        # the file's own suite), and said once, not also as an empty name.
+        (
+            '{"task": "a", "successes": 1, "runs": 4, "condition": "typos"}\n'
+            '{"task": "b", "successes": 1, "runs": 4, "condition": 7}',
+            "line 2, column 'condition': '7' must be text",
+        ),
+        (
+            '{"task": "a", "successes": 1, "runs": 4, "suite": "s"}\n'
+            '{"task": "b", "successes": 1, "runs": 4, "suite": true}',
+            "line 2, column 'suite': 'true' must be text",
+        ),
+        (
+            '{"task": "a", "successes": 1, "runs": 4, "model": "m"}\n'
+            '{"task": "b", "successes": 1, "runs": 4, "model": [1]}',
+            "line 2, column 'model': '[1]' must be text\n",
+        ),
+        (
+            '{"task": "a", "successes": 1, "runs": 4, "category": "easy"}\n'
+            '{"task": "b", "successes": 1, "runs": 4, "category": {"x": 1}}',
+            "line 2, column 'category': '{\"x\":1}' must be text",
+        ),
         ('{"task": "a", "successes": 1, "runs": 4}\n[1]', "line 2"),
         ('{"task": "a", "successes": 1, "runs": 4}\n{"task": "a", "successes', "line 2"),
     ],
@@ -672,6 +695,7 @@ def test_bad_counts_jsonl_is_located(tmp_path: Path, lines: str, expected: str) 
     path.write_text(lines + "\n")
     message = user_error(path)
     assert f"{path}: " in message and expected in message, message
+    assert "must be a non-empty string" not in message, message
 
 
 def test_many_bad_counts_jsonl_lines_are_summed_up_by_line(tmp_path: Path) -> None:

@@ -290,8 +290,25 @@ def _group_keys(source: Source, cols: Columns, tally: Tally) -> str:
     return group_keys(source, *names, tally.fallback_suite)
 
 
+#: The optional text fields of a table of runs, and of one of per-task counts.
+_RUN_TEXT = ("suite", "model", "condition", "category", "url")
+_COUNT_TEXT = ("suite", "model", "condition", "category")
+
+
+def _raw_text(cols: Columns, fields: tuple[str, ...]) -> str:
+    """SQL adding to the view v, as raw_<field>, each text field of JSON lines whose
+    records disagree on its type: _text reads a value that is not text as NULL (no
+    "condition": 7 in the baseline), so its check must see the value as written."""
+    return "".join(
+        f", {ident(cols.names[f])} AS {ident('raw_' + f)}"
+        for f in fields
+        if cols.get(f) is not None and cols.type(f) == "JSON"
+    )
+
+
 def _text_checks(cols: Columns, fields: tuple[str, ...]) -> list[_Check]:
-    """Optional text fields: NULL (an empty cell) is fine, blank text or a bad url is not.
+    """Optional text fields: NULL (an empty cell) is fine, blank text, a value of
+    another type (JSON lines) or a bad url is not.
 
     The checks run on the view `v`, where each field has its own name (suite, model,
     category, url) whatever the table's column is called; messages name the column.
@@ -302,12 +319,14 @@ def _text_checks(cols: Columns, fields: tuple[str, ...]) -> list[_Check]:
         if name is None:
             continue
         column = ident(field)
+        blank = f"{column} IS NOT NULL AND trim({column}) = ''"
+        if cols.type(field) == "JSON":
+            raw = ident(f"raw_{field}")
+            other = f"json_type({raw}) NOT IN ('VARCHAR', 'NULL')"
+            checks.append(_Check(other, raw, _say(f"column {_braced(name)}: {{0}} must be text")))
+            blank += f" AND NOT coalesce({other}, false)"  # said once, as not text
         checks.append(
-            _Check(
-                f"{column} IS NOT NULL AND trim({column}) = ''",
-                column,
-                _say(f"column {_braced(name)}: {{0}} must be a non-empty string"),
-            )
+            _Check(blank, column, _say(f"column {_braced(name)}: {{0}} must be a non-empty string"))
         )
         if field == "url":
             checks.append(
@@ -356,6 +375,7 @@ def read_runs(
             {_text(cols, "category")} AS category, {_text(cols, "url")} AS url,
             {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
             {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
+            {_raw_text(cols, _RUN_TEXT)}
         FROM src"""
     )
     expected = "true, false, 1, 0, C, I or empty"
@@ -370,7 +390,7 @@ def read_runs(
             "passed_raw",
             _say(f"column {_braced(passed_name)}: {{0}} is not {expected}"),
         ),
-        *_text_checks(cols, ("suite", "model", "condition", "category", "url")),
+        *_text_checks(cols, _RUN_TEXT),
         *_measure_checks(cols),
     ]
     if not _run_checks(con, checks, tally, where, place):
@@ -507,6 +527,7 @@ def _counts_view(
             {ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
             {_group_keys(source, cols, tally)},
             {_text(cols, "category")} AS category
+            {_raw_text(cols, _COUNT_TEXT)}
         FROM src"""
     )
 
@@ -519,7 +540,7 @@ def _count_checks(cols: Columns, unreadable: list[str]) -> list[_Check]:
         name = cols.get(field)
         if name is not None:
             checks.extend(_whole_number_checks(field, name))
-    checks.extend(_text_checks(cols, ("suite", "model", "condition", "category")))
+    checks.extend(_text_checks(cols, _COUNT_TEXT))
     if len(unreadable) == 1:
         # Written by `reportgen sql`: runs whose passed value the query could not read.
         checks.append(
