@@ -118,6 +118,19 @@ def test_tables_are_detected_by_content_without_a_suffix(tmp_path: Path) -> None
     assert detect_format(other) is None
 
 
+def test_run_ids_that_are_not_whole_numbers_are_text(tmp_path: Path) -> None:
+    """1.5 is not run 2, nor 1_0 run 10, nor 1e0 run 1 (DuckDB's TRY_CAST reads each so):
+    they are distinct runs, ordered after the whole numbers, as text."""
+    path = tmp_path / "r.csv"
+    path.write_text("task,run,passed\nt,1.5,1\nt,2,0\nu,1_0,1\nu,10,0\nv,1e0,1\nv,1,0\n")
+    (rs,) = load_sources([Source(path)]).result_sets
+    assert [(t.id, t.successes, t.runs, t.outcomes) for t in rs.tasks] == [
+        ("t", 1, 2, [False, True]),
+        ("u", 1, 2, [False, True]),
+        ("v", 1, 2, [False, True]),
+    ]
+
+
 def test_runs_keep_their_order_and_excluded_runs(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     # Runs out of order, with ids as text: 10 sorts after 9, as whole numbers do in JSONL.
@@ -505,6 +518,12 @@ def test_a_score_needs_a_threshold_unless_it_is_one_or_zero(tmp_path: Path) -> N
             "task,run,passed\na,1,1\nb,1,0\na,1,0\n",
             ["row 3, column 'run': run '1' of task 'a' appears twice (first at row 1)"],
         ),
+        # 1 and 01 in a column of text are one whole number: named, both spellings (the
+        # file once vanished with no message: the check and the naming grouped apart).
+        (
+            "task,run,passed\na,1,1\na,01,0\nb,x,1\n",
+            ["row 2, column 'run': run '01' of task 'a' appears twice (first at row 1 as '1')"],
+        ),
         ("task,passed\n", ["has column names but no rows"]),
         ("task\na\n", ["no column for passed"]),
         ('task,passed\n"a\n', ["line 2: not valid CSV: unexpected end of data"]),
@@ -534,6 +553,7 @@ def test_a_score_needs_a_threshold_unless_it_is_one_or_zero(tmp_path: Path) -> N
         "bad-url",
         "blank-model",
         "repeat-run",
+        "repeat-run-spelt-two-ways",
         "header-only",
         "no-passed",
         "open-quote",

@@ -368,7 +368,7 @@ def read_runs(
         f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
             {_text(cols, "task", integers=True)} AS task,
             {run} AS run,
-            TRY_CAST({run} AS BIGINT) AS run_number,
+            {_whole(run)} AS run_number,
             {_passed_code(cols, source.threshold)} AS code,
             {passed} AS passed_raw,
             {_group_keys(source, cols, tally)},
@@ -434,6 +434,17 @@ def read_runs(
         )
 
 
+def _whole(run: str) -> str:
+    """SQL for a run id's value when its text is a whole number (else NULL). Not
+    TRY_CAST, which also takes ' 1', '1.5' (as 2), '1e0' and '1_0' (as 10)."""
+    return f"CASE WHEN regexp_full_match({run}, '-?[0-9]{{1,18}}') THEN CAST({run} AS BIGINT) END"
+
+
+#: What tells one run of a task from another: its whole number, else its text. The
+#: check for a repeated run and the query that names the rows both group on it.
+_RUN_ID = "coalesce(CAST(run_number AS VARCHAR), run)"
+
+
 def _task_rows(con: duckdb.DuckDBPyConnection, order: str) -> list[tuple[Any, ...]]:
     """Per task, by first row: suite, model, condition, task, first row, passes, failures,
     excluded, category, codes in run order, repeated run ids, whether ids are partial."""
@@ -443,7 +454,7 @@ def _task_rows(con: duckdb.DuckDBPyConnection, order: str) -> list[tuple[Any, ..
             count(*) FILTER (WHERE code = {EXCLUDED}),
             arg_max(category, _row) FILTER (WHERE category IS NOT NULL),
             string_agg(chr(48 + code), '' ORDER BY {order}),
-            count(run) - count(DISTINCT coalesce(CAST(run_number AS VARCHAR), run)) AS repeats,
+            count(run) - count(DISTINCT {_RUN_ID}) AS repeats,
             count(run) > 0 AND count(run) < count(*) AS mixed
         FROM v GROUP BY suite, model, condition, task ORDER BY first"""
     ).fetchall()
@@ -454,14 +465,16 @@ def _duplicate_runs(
 ) -> None:
     """Names the rows of each run id given twice for one task."""
     rows = con.execute(
-        f"""SELECT task, run, list(_row ORDER BY _row) AS rows FROM v WHERE run IS NOT NULL
-        GROUP BY suite, model, condition, task, coalesce(CAST(run_number AS VARCHAR), run), run
+        f"""SELECT task, list(run ORDER BY _row), list(_row ORDER BY _row) AS rows
+        FROM v WHERE run IS NOT NULL GROUP BY suite, model, condition, task, {_RUN_ID}
         HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
     ).fetchall()
-    for task, run, rows_of in rows:
+    for task, runs, rows_of in rows:
+        # 1 and 01 in a column of text are one whole number: say so where they differ.
+        same = "" if runs[0] == runs[1] else f" as {runs[0]!r}"
         tally.problems.add(
-            f"{where}: {place(rows_of[1])}, column {cols.names['run']!r}: run {run!r} of task "
-            f"{task!r} appears twice (first at {place(rows_of[0])})"
+            f"{where}: {place(rows_of[1])}, column {cols.names['run']!r}: run {runs[1]!r} of task "
+            f"{task!r} appears twice (first at {place(rows_of[0])}{same})"
         )
 
 
