@@ -1156,6 +1156,53 @@ def test_files_given_one_by_one_are_read_as_their_folder_is(tmp_path: Path) -> N
         load_sources([Source(path=same, suite="s"), Source(path=again, suite="s")])
 
 
+def test_large_files_of_one_set_merge_runs_as_small_ones_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file large enough for DuckDB is counted on its own; beside other files it is
+    read line by line, so a task's runs in two files merge and their ids are checked
+    against each other whatever the files' sizes (a large file once refused a task
+    that another file also held, and a small file's runs of it went uncounted)."""
+    one = write(tmp_path / "runs", "1.jsonl", jsonl({"task": "a", "passed": True, "run": 1}))
+    write(tmp_path / "runs", "2.jsonl", jsonl({"task": "a", "passed": False, "run": 2}))
+    small = counts(only_set(tmp_path / "runs"))
+    monkeypatch.setattr(jsonl_reader, "DUCKDB_MIN_BYTES", 0)
+    assert counts(only_set(tmp_path / "runs")) == small == {"a": (1, 2, 0)}
+    write(tmp_path / "runs", "3.jsonl", jsonl({"task": "a", "passed": False, "run": 1}))
+    assert any("run 1 of task 'a' appears twice" in p for p in problems_of(tmp_path / "runs"))
+    # Alone, a large file still goes to DuckDB (its counts come without run ids).
+    (task,) = only_set(one).tasks
+    assert (task.successes, task.runs) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("counted", "ran"),
+    [
+        (
+            ("a.yaml", "suite: s\ntasks:\n  - {id: t1, successes: 1, runs: 2}\n"),
+            ("b.yaml", "suite: s\ntasks:\n  - {id: t1, outcomes: [false, false, false]}\n"),
+        ),
+        (
+            ("a.jsonl", jsonl({"task": "t1", "successes": 1, "runs": 2, "suite": "s"})),
+            ("b.jsonl", jsonl({"task": "t1", "passed": False, "suite": "s"})),
+        ),
+    ],
+    ids=["yaml", "jsonl"],
+)
+def test_a_task_given_as_counts_takes_no_runs_from_another_file(
+    tmp_path: Path, counted: tuple[str, str], ran: tuple[str, str]
+) -> None:
+    """Counts hold all of a task's runs: runs of it in another file are an error, said
+    once, in either order (runs after counts were once dropped without a word)."""
+    for first, second in ((counted, ran), (ran, counted)):
+        folder = tmp_path / first[0].replace(".", "-first-")
+        write(folder, "1-" + first[0], first[1])
+        write(folder, "2-" + second[0], second[1])
+        found = problems_of(folder)
+        assert len(found) == 1 and "task 't1' is given more than once" in found[0], found
+        assert str(folder / ("2-" + second[0])) in found[0], found
+
+
 def test_a_file_inside_a_folder_also_given_is_refused_by_name(tmp_path: Path) -> None:
     folder = tmp_path / "runs"
     inner = write(folder, "a.jsonl", jsonl({"task": "a", "passed": True}))

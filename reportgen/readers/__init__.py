@@ -236,6 +236,7 @@ def read_inputs(
     problem) and none of its runs is counted.
     """
     tally = Tally(inputs[0][0], problems)
+    tally.file_count = sum(len(files) for _, files in inputs)
     skip = inputs[0][0].skip_unreadable
     before, skipped_before = len(problems.items), len(skipped)
     read = _BY_NAME[name].read

@@ -62,6 +62,7 @@ class _TaskTally:
     __slots__ = (
         "category",
         "codes",
+        "counted_at",
         "counts_only",
         "detail",
         "measures",
@@ -84,6 +85,8 @@ class _TaskTally:
         self.detail: str | None = None
         self.category: str | None = None
         self.counts_only: tuple[int, int, int] | None = None
+        #: With counts_only: where they were given, for the message if runs follow.
+        self.counted_at = ""
         #: Per-run measures by name, one value per run in `codes` (NaN where a run has
         #: none); None until a run of the task records one.
         self.measures: dict[str, array[float]] | None = None
@@ -132,6 +135,8 @@ class Tally:
         #: each line number also says which file it is in (see start_file).
         self.line_base = 0
         self._files: list[Path] = []
+        #: How many files this tally reads, across every input given (read_inputs).
+        self.file_count = 1
         self._read_from: dict[str, str] = {}
         self._default_suite = ("", "")
         self.start_input(source.path)
@@ -318,6 +323,13 @@ class Tally:
         if tally is None:
             tally = tasks[task] = _TaskTally()
             self._check_text(position, "task id", task)
+        elif tally.counts_only is not None:
+            # Counted already (a file of counts, or a table grouped in DuckDB): a run
+            # added now would not be counted. Said once, as add_counts says it.
+            if tally.counted_at:
+                self.problems.add(_given_twice(self.where(position), task, tally.counted_at))
+                tally.counted_at = ""
+            return
         if run is not None:
             ids, positions = tally.run_ids, tally.positions
             if ids is None or positions is None:
@@ -370,8 +382,9 @@ class Tally:
             return
         tasks = self._tasks(suite, model, where, condition)
         if task in tasks:
-            # Two files of a folder (or two entries) stating one task's counts.
-            self.problems.add(f"{where}: task {task!r} is given more than once")
+            # Two files of a folder (or two entries) stating one task's counts, or
+            # counts after runs of it.
+            self.problems.add(_given_twice(where, task, tasks[task].counted_at))
             return
         tally = tasks[task] = _TaskTally()
         self._check_text(where, "task id", task)
@@ -379,6 +392,7 @@ class Tally:
             self._check_text(where, "category", category)
         tally.category = category
         tally.counts_only = (successes, runs, excluded)
+        tally.counted_at = where
 
     def add_task(
         self,
@@ -517,6 +531,12 @@ def _packed(columns: dict[str, array[float]] | None, order: list[int] | None) ->
     return {
         name: array("d", [column[i] for i in order]).tobytes() for name, column in columns.items()
     }
+
+
+def _given_twice(where: str, task: str, first: str) -> str:
+    # A task's counts hold all its runs: no runs or counts of it may follow.
+    also = f" (first at {first})" if first else ""
+    return f"{where}: task {task!r} is given more than once{also}"
 
 
 def _sort_key(run: Any) -> tuple[int, Any]:

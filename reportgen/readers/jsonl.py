@@ -83,8 +83,14 @@ def read_jsonl(source: Source, tally: Tally) -> None:
             read_jsonl_counts(source, tally)
         return
     # A line too long for the limit goes to the loop below, which names it and still
-    # checks the lines after it.
-    if long_line is None and source.path.stat().st_size >= DUCKDB_MIN_BYTES:
+    # checks the lines after it. DuckDB counts a file on its own: where other files add
+    # runs too, runs of one task in two of them are merged (and their ids checked
+    # against each other) only by the loop below.
+    if (
+        long_line is None
+        and tally.file_count == 1
+        and source.path.stat().st_size >= DUCKDB_MIN_BYTES
+    ):
         from .jsonl_duckdb import read_jsonl_through_duckdb
 
         # Any refusal or odd record hands the file back to the loop below, which
