@@ -211,6 +211,31 @@ def test_a_link_out_of_an_input_folder_is_not_followed(
     assert sorted(t["id"] for t in rs["tasks"]) == ["t", "u"]
 
 
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_link_to_a_file_the_folder_holds_is_read_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], link: str
+) -> None:
+    """latest.xml -> run-3.xml names the same runs: counted once, whichever name sorts
+    first (the link once added a fourth run of three)."""
+    folder = tmp_path / "junit"
+    folder.mkdir()
+    for run_number, passed in ((1, True), (2, False), (3, True)):
+        failure = "" if passed else "<failure message='no'/>"
+        (folder / f"run-{run_number}.xml").write_text(
+            f"<testsuite name='s'><testcase classname='c' name='t'>{failure}</testcase>"
+            "</testsuite>\n"
+        )
+    for name in ("a-latest.xml", "z-latest.xml"):
+        if link == "symbolic":
+            (folder / name).symlink_to("run-3.xml")
+        else:
+            os.link(folder / "run-3.xml", folder / name)
+    status, text, err = run(["summary", str(folder), "--format", "json"], capsys)
+    assert status == 0, err
+    (rs,) = json.loads(text)["result_sets"]
+    assert [(t["id"], t["successes"], t["runs"]) for t in rs["tasks"]] == [("c::t", 2, 3)]
+
+
 def test_an_error_quotes_a_files_header_only_cut_short(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -96,6 +96,9 @@ def walk(
     are otherwise an error.
     """
     found: list[Path] = []
+    #: Each file found, by (device, inode): a link (symbolic or hard) to a file the
+    #: folder also holds names the same runs, which must be counted once.
+    files: dict[tuple[int, int], Path] = {}
     seen = 0
     inside = folder.resolve()
     stack: list[tuple[Path, int]] = [(folder, 0)]
@@ -140,6 +143,15 @@ def walk(
                             return None
                         skipped.append((str(path), why))
                         continue
+                    info = entry.stat(follow_symlinks=True)
+                    # (Windows' scandir gives no inode: 0 there, and nothing is merged.)
+                    same = files.setdefault((info.st_dev, info.st_ino), path)
+                    if same is not path and info.st_ino:
+                        # Kept: the file under its own name, else the first link's.
+                        if entry.is_symlink() or not same.is_symlink():
+                            continue
+                        found.remove(same)
+                        files[(info.st_dev, info.st_ino)] = path
                     found.append(path)
             except FileNotFoundError:
                 continue  # an entry that vanished: nothing to read
