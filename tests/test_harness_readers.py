@@ -133,8 +133,8 @@ def tb_expected(results: Path, errors_fail: bool = False) -> Counts:
 def test_terminal_bench_counts(path: Path) -> None:
     # run_metadata.json beside results.json names the agent, its model and the dataset.
     sets = loaded_counts(path)
-    assert list(sets) == ["terminus (anthropic/claude-sonnet-4) · terminal-bench-core"]
-    assert sets["terminus (anthropic/claude-sonnet-4) · terminal-bench-core"] == tb_expected(
+    assert list(sets) == ["terminus (anthropic/claude-sonnet-4) · terminal-bench-core@0.1.1"]
+    assert sets["terminus (anthropic/claude-sonnet-4) · terminal-bench-core@0.1.1"] == tb_expected(
         TB_RUN / "results.json"
     )
 

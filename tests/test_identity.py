@@ -106,31 +106,67 @@ def test_a_leaderboard_folder_gives_one_set_per_agent_and_model() -> None:
     qwen = "20250902_orchestrator_qwen-3-coder-480B"
     droid = "20250924_droid_gpt-5"
     mini = "20250825_swe-agent-mini_claude-4-sonnet"
+    core = "terminal-bench-core@0.1.1"
     expected = {
-        f"LeadArchitectAgent ({claude}) · terminal-bench-core": tb_counts(tb_runs(claude)),
-        f"LeadArchitectAgent ({qwen}) · terminal-bench-core": tb_counts(tb_runs(qwen)),
-        f"Factory Droid ({droid}) · terminal-bench-core": tb_counts(tb_runs(droid)),
+        f"LeadArchitectAgent ({claude}) · terminal-bench-core@0.1.1": tb_counts(tb_runs(claude)),
+        f"LeadArchitectAgent ({qwen}) · terminal-bench-core@0.1.1": tb_counts(tb_runs(qwen)),
+        f"Factory Droid ({droid}) · terminal-bench-core@0.1.1": tb_counts(tb_runs(droid)),
         # Two spellings of one model are two identities as the harness wrote them: kept
         # apart (and said), not pooled on a guess.
-        "mini-swe-agent (anthropic/claude-sonnet-4-20250514) · terminal-bench-core": tb_counts(
+        f"mini-swe-agent (anthropic/claude-sonnet-4-20250514) · {core}": tb_counts(
             tb_runs(mini, "anthropic/claude-sonnet-4-20250514")
         ),
-        "mini-swe-agent (anthropic/claude-sonnet-4-0) · terminal-bench-core": tb_counts(
+        "mini-swe-agent (anthropic/claude-sonnet-4-0) · terminal-bench-core@0.1.1": tb_counts(
             tb_runs(mini, "anthropic/claude-sonnet-4-0")
         ),
     }
     assert sets == expected
     # Each orchestrator run has n_attempts = 5; the droid, five runs of one attempt.
-    for name in (f"LeadArchitectAgent ({claude}) · terminal-bench-core",):
+    for name in (f"LeadArchitectAgent ({claude}) · terminal-bench-core@0.1.1",):
         assert {runs + excluded for _, runs, excluded in sets[name].values()} == {5}
-    droid_set = sets[f"Factory Droid ({droid}) · terminal-bench-core"]
+    droid_set = sets[f"Factory Droid ({droid}) · terminal-bench-core@0.1.1"]
     assert {runs + excluded for _, runs, excluded in droid_set.values()} == {5}
+
+
+def test_terminal_bench_runs_of_two_versions_or_two_agent_models_stay_apart(
+    tmp_path: Path,
+) -> None:
+    """Two runs in tb's own layout (runs/<run_id>/) with no model_name: the model their
+    agent_kwargs name keeps them apart, and so does the dataset's version (they were
+    pooled as 'Factory Droid (runs) · terminal-bench-core')."""
+    droid = TB / "20250924_droid_gpt-5"
+    runs = tmp_path / "runs"
+    for run_id, kwargs, version in (
+        ("tb_rc2_g5_1", {"model_name": "openai/gpt-5"}, "0.1.1"),
+        ("tb_rc2_g5_2", {"model": "anthropic/claude-opus-4-1"}, "0.1.1"),
+        ("tb_rc2_g5_3", {"model_name": "openai/gpt-5"}, "0.2.0"),
+    ):
+        shutil.copytree(droid / run_id, runs / run_id)
+        metadata = runs / run_id / "run_metadata.json"
+        doc = json.loads(metadata.read_text())
+        assert doc["model_name"] is None and doc["agent_kwargs"] is None
+        doc |= {"agent_kwargs": kwargs, "dataset_version": version}
+        metadata.write_text(json.dumps(doc))
+    sets = {rs.name: rs for rs in load_sources([Source(runs)]).result_sets}
+    assert sorted(sets) == [
+        "Factory Droid (anthropic/claude-opus-4-1) · terminal-bench-core@0.1.1",
+        "Factory Droid (openai/gpt-5) · terminal-bench-core@0.1.1",
+        "Factory Droid (openai/gpt-5) · terminal-bench-core@0.2.0",
+    ]
+    for name, rs in sets.items():
+        assert {t.runs + t.excluded for t in rs.tasks} == {1}, name
+    gpt5 = sets["Factory Droid (openai/gpt-5) · terminal-bench-core@0.1.1"]
+    assert gpt5.named_by["model"] == "run_metadata.json: agent_name, agent_kwargs.model_name"
+    assert list(naming_guesses(gpt5)) == []
 
 
 def test_a_model_named_by_a_folder_is_said_to_be_a_guess() -> None:
     loaded = load_sources([Source(TB / "20250924_droid_gpt-5")])
     (rs,) = loaded.result_sets
-    assert rs.named_by == {"suite": "run_metadata.json: dataset_name", "model": NAMED_BY_FOLDER}
+    assert rs.named_by == {
+        "suite": "run_metadata.json: dataset_name, dataset_version",
+        "model": NAMED_BY_FOLDER,
+    }
     (warning,) = naming_guesses(rs)
     assert "'Factory Droid (20250924_droid_gpt-5)' takes the folder's name" in warning
     assert "--model" in warning
@@ -157,7 +193,7 @@ def test_model_on_the_command_line_joins_two_spellings(
     status, out, _ = run_cli([*argv, "--model", "mini-swe-agent (claude-sonnet-4)"], capsys)
     assert status == 0
     (rs,) = json.loads(out)["result_sets"]
-    assert rs["name"] == "mini-swe-agent (claude-sonnet-4) · terminal-bench-core"
+    assert rs["name"] == "mini-swe-agent (claude-sonnet-4) · terminal-bench-core@0.1.1"
     assert summary_counts(rs) == evaluated(
         tb_counts(tb_runs("20250825_swe-agent-mini_claude-4-sonnet"))
     )
@@ -545,7 +581,8 @@ def test_serve_prints_the_warnings_build_prints(tmp_path: Path) -> None:
     try:
         text = log.getvalue()
         assert (
-            "warning: Factory Droid (20250924_droid_gpt-5) · terminal-bench-core: the model" in text
+            "warning: Factory Droid (20250924_droid_gpt-5) · terminal-bench-core@0.1.1: the model"
+            in text
         )
         assert "takes the folder's name" in text
     finally:

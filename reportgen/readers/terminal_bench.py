@@ -18,10 +18,11 @@ How a trial counts:
   (Terminal-Bench's own accuracy counts every ungraded trial as a failure).
 
 The run's run_metadata.json, when it lies beside the run's results.json, gives
-the suite (`dataset_name`) and what was evaluated (`agent_name` with
-`model_name`: "terminus (anthropic/claude-sonnet-4)"). Where it names no model,
-or is missing, a folder's name stands in (see _run_metadata), so that a folder
-of several submissions is never pooled on a guess; the set page says so.
+the suite (`dataset_name@dataset_version`: two versions are two suites) and what
+was evaluated (`agent_name` with `model_name`, or else the model its
+`agent_kwargs` name: "terminus (anthropic/claude-sonnet-4)"). Where it names no
+model, or is missing, a folder's name stands in (see _run_metadata), so that a
+folder of several submissions is never pooled on a guess; the set page says so.
 
 The run of a trial is `<run_id>/<N>` from its trial name, so several `tb run`
 folders with one attempt each count as separate runs, in run-id (date) order.
@@ -113,11 +114,12 @@ def read_terminal_bench(source: Source, tally: Tally) -> None:
 def _run_metadata(run: Path, tally: Tally) -> tuple[str | None, str | None]:
     """(dataset, what was evaluated) from the run's run_metadata.json.
 
-    What was evaluated is its agent_name with its model_name. Many agents leave
-    model_name null (the leaderboard's Factory Droid, its orchestrator run with two
-    models): then the folder that holds the run stands for the model, so that two
-    such submissions are never pooled, while the runs of one submission
-    (`<submission>/<run_id>/`, each folder named after its run) stay together.
+    What was evaluated is its agent_name with its model_name, or with the model_name
+    (or model) of its agent_kwargs. Many agents leave both out (the leaderboard's
+    Factory Droid, its orchestrator run with two models): then the folder that holds
+    the run stands for the model, so that two such submissions are never pooled,
+    while the runs of one submission (`<submission>/<run_id>/`, each folder named
+    after its run) stay together.
     Without the file the run's folder stands for both agent and model.
     """
     path = run / "run_metadata.json"
@@ -128,18 +130,35 @@ def _run_metadata(run: Path, tally: Tally) -> tuple[str | None, str | None]:
             tally.problems.add(f"{path}: expected the run's metadata object")
         tally.named_from(model=NAMED_BY_FOLDER)
         return None, run.name
-    dataset = doc.get("dataset_name")
-    dataset = dataset if isinstance(dataset, str) and dataset.strip() else None
-    agent, model = doc.get("agent_name"), doc.get("model_name")
-    if isinstance(model, str) and model.strip():
-        tally.named_from(
-            suite="run_metadata.json: dataset_name",
-            model="run_metadata.json: agent_name, model_name",
+    dataset, version = _text(doc.get("dataset_name")), _text(doc.get("dataset_version"))
+    if dataset is not None and version is not None:
+        # Versions of a dataset hold different tasks and tests: never one suite.
+        # (name@version, as the leaderboard names its folders.)
+        dataset, suite_by = (
+            f"{dataset}@{version}",
+            "run_metadata.json: dataset_name, dataset_version",
         )
+    else:
+        suite_by = "run_metadata.json: dataset_name"
+    agent, model = doc.get("agent_name"), _text(doc.get("model_name"))
+    named = "model_name"
+    kwargs = doc.get("agent_kwargs")
+    if model is None and isinstance(kwargs, dict):
+        # `tb run --agent-kwarg model_name=...` names the agent's model where --model did not.
+        for key in ("model_name", "model"):
+            if _text(kwargs.get(key)) is not None:
+                model, named = kwargs[key], f"agent_kwargs.{key}"
+                break
+    if model is not None:
+        tally.named_from(suite=suite_by, model=f"run_metadata.json: agent_name, {named}")
         return dataset, agent_with_model(agent, model)
     holder = run.parent if run.name == doc.get("run_id") and run.parent.name else run
-    tally.named_from(suite="run_metadata.json: dataset_name", model=NAMED_BY_FOLDER)
+    tally.named_from(suite=suite_by, model=NAMED_BY_FOLDER)
     return dataset, agent_with_model(agent, holder.name)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def _add_trial(
