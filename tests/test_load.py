@@ -686,6 +686,25 @@ def tau_bench(*rewards: Any, task: Any = 1) -> str:
     return json.dumps([{"task_id": task, "trial": i, "reward": r} for i, r in enumerate(rewards)])
 
 
+def test_tau_bench_file_names_from_run_py_say_what_ran(tmp_path: Path) -> None:
+    """τ-bench's records name no model; run.py's file name does. Files of two models in
+    one folder are two sets (they were one, with no model), and two invocations of one
+    configuration add runs (their trials both start at 0)."""
+    records = json.loads(TAU_BENCH_SMALL.read_text())
+    name = "tool-calling-{}-0.0_range_0-10_user-gpt-4o-llm_{}.json"
+    folder = tmp_path / "results"
+    for model, when in (("gpt-4o", "1205120000"), ("gpt-4o", "1206120000"), ("o1", "1205")):
+        write(folder, name.format(model, when), json.dumps(records))
+    sets = {rs.model: rs for rs in load(folder).result_sets}
+    gpt4o = "tool-calling (gpt-4o, temperature 0.0, user gpt-4o llm)"
+    assert sorted(sets) == [gpt4o, "tool-calling (o1, temperature 0.0, user gpt-4o llm)"]
+    single = counts(only_set(TAU_BENCH_SMALL))
+    assert counts(sets[gpt4o]) == {t: (2 * c, 2 * n, 2 * x) for t, (c, n, x) in single.items()}
+    assert sets[gpt4o].named_by["model"] == "the file's name, as τ-bench's run.py writes it"
+    # A name of another shape says nothing: the set has no model, as before.
+    assert only_set(TAU_BENCH_SMALL).model == ""
+
+
 def test_tau_bench_pass_is_reward_one_within_one_millionth(tmp_path: Path) -> None:
     path = write(tmp_path, "tb.json", tau_bench(1.0, 1, 0.9999995, 1.0000005, 0.999, 0.99999, 0.0))
     assert counts(only_set(path)) == {"1": (4, 7, 0)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from .base import Reader, Tally
@@ -29,10 +30,31 @@ def _reward_problem(value: Any) -> str:
     return f"expected a number{' from 0 to 1' if number else ''}, got {describe(value)}"
 
 
+#: The name τ-bench's run.py gives its results file, the only place that names what ran
+#: (its records do not): <agent strategy>-<model>-<temperature>_range_<start>-<end>
+#: _user-<user model>-<user strategy>_<time>.json, the model's "/" written "_".
+_CHECKPOINT = re.compile(
+    r"(tool-calling|act|react|few-shot|orchestrated-tool-calling)-(.+)-(-?[0-9.]+)"
+    r"_range_-?[0-9]+--?[0-9]+_user-(.+)-([a-z_]+)_([0-9A-Za-z_-]+)\.json"
+)
+
+
 def read_tau_bench(source: Source, tally: Tally) -> None:
-    """τ-bench: a JSON array of {task_id, trial, reward, ...}."""
+    """τ-bench: a JSON array of {task_id, trial, reward, ...}. Where the file keeps the
+    name run.py gave it, that name says what ran: the agent strategy with the model, its
+    temperature and the simulated user's model and strategy (files of two models are
+    two sets); and each trial is a run of that file's invocation (`<time>/<trial>`), so
+    two invocations of one configuration add runs rather than repeat them."""
     problems = tally.problems
     path = source.path
+    named = _CHECKPOINT.fullmatch(path.name)
+    model = invocation = None
+    if named is not None:
+        strategy, agent_model, temperature, user, user_strategy, invocation = named.groups()
+        model = agent_with_model(
+            strategy, f"{agent_model}, temperature {temperature}, user {user} {user_strategy}"
+        )
+        tally.named_from(model="the file's name, as τ-bench's run.py writes it")
     # Read a record at a time: memory follows the largest record, not the file.
     records = load_json_records(path, problems, top=True)
     if records is None:
@@ -62,7 +84,8 @@ def read_tau_bench(source: Source, tally: Tally) -> None:
         if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
             problems.add(f"{where}.trial: expected an integer")
             continue
-        tally.add_run(where, task, passed, run=trial)
+        run = trial if invocation is None or trial is None else f"{invocation}/{trial:09d}"
+        tally.add_run(where, task, passed, model=model, run=run)
 
 
 #: τ²-bench's own agent (agent_info.implementation), left out of the model's name.
