@@ -315,6 +315,30 @@ def test_promptfoo_repeat_index_when_present(tmp_path: Path) -> None:
     assert task.outcomes == [None, False, True]
 
 
+def test_promptfoo_tests_alike_but_for_their_assertions_are_refused(tmp_path: Path) -> None:
+    """Two tests with the same vars and no description, checking other things, would
+    share a task id (made from description and vars): refused once, by place, rather
+    than pooled as one test (they were one task at 2/4). Repeats that agree are fine."""
+    doc = json.loads(PROMPTFOO.read_text())
+    results = doc["results"]["results"]
+    first = results[0]
+    for i, result in enumerate(results):
+        result["testCase"] = {**first["testCase"], "description": None}
+        result["testCase"]["assert"] = [{"type": "contains", "value": f"v{i % 2}"}]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError) as caught:
+        load_sources([Source(path)])
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{path}: results.results[1].testCase.assert: another test")
+    assert f"({path}: results.results[0])" in problem
+    for result in results:
+        result["testCase"]["assert"] = [{"type": "contains", "value": "v0"}]
+    path.write_text(json.dumps(doc))
+    (rs,) = load_sources([Source(path)]).result_sets
+    assert len(rs.tasks) == 1 and rs.tasks[0].runs + rs.tasks[0].excluded == len(results)
+
+
 # ------------------------------------------------------------ JUnit XML
 
 

@@ -12,7 +12,8 @@ table, stats}`. Each result (EvaluateResult) has `testCase` (with
 - Task: `repeatGroupId` when a result carries one; otherwise the test case,
   named by its description (or its vars) and a short hash of description and
   vars, so repeats of one test share a task. Not `testIdx`: promptfoo's
-  evaluator (src/evaluator.ts) numbers every repeat of a test anew.
+  evaluator (src/evaluator.ts) numbers every repeat of a test anew. Two tests
+  alike in both but with other assertions (`assert`) are refused, not pooled.
 - Model: the provider's label or id, with the prompt's label when the file
   compares several prompts.
 - Run: `repeatIndex` when present, else `testIdx`, which grows with each
@@ -62,6 +63,7 @@ def read_promptfoo(source: Source, tally: Tally) -> None:
         row = _row(f"{path}: {key}[{i}]", result, tally)
         if row is not None:
             rows.append(row)
+    _different_tests_alike(rows, tally)
     if len(problems.items) > before:
         return
     # The eval's own description names the suite (optional); the provider, the model.
@@ -122,9 +124,12 @@ def _row(where: str, result: Any, tally: Tally) -> dict[str, Any] | None:
     run = _run(where, result, tally)
     if run is False:
         return None
+    case = result.get("testCase")
+    checks = case.get("assert") if isinstance(case, dict) else None
     return {
         "where": where,
         "task": task,
+        "checks": json.dumps(checks, sort_keys=True, ensure_ascii=False, default=str),
         "provider": provider,
         "prompt": _prompt(result),
         "success": success,
@@ -132,6 +137,22 @@ def _row(where: str, result: Any, tally: Tally) -> dict[str, Any] | None:
         "message": result.get("error") if isinstance(result.get("error"), str) else None,
         "run": run,
     }
+
+
+def _different_tests_alike(rows: list[dict[str, Any]], tally: Tally) -> None:
+    """Two tests with one description and the same vars, but other assertions, would
+    be one task (its id is made from the description and vars): refused, by place."""
+    # Each task's assertions as first seen, and where; each other set of them said once.
+    first: dict[str, dict[str, str]] = {}
+    for row in rows:
+        seen = first.setdefault(row["task"], {row["checks"]: row["where"]})
+        if row["checks"] not in seen:
+            tally.problems.add(
+                f"{row['where']}.testCase.assert: another test ({next(iter(seen.values()))}) "
+                "has this test's description and vars but other assertions; give each its "
+                "own description"
+            )
+            seen[row["checks"]] = row["where"]
 
 
 def _provider(value: Any) -> str | None:
