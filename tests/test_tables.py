@@ -118,6 +118,30 @@ def test_tables_are_detected_by_content_without_a_suffix(tmp_path: Path) -> None
     assert detect_format(other) is None
 
 
+def test_a_folder_of_tables_merges_a_tasks_runs_as_one_table_holds_them(tmp_path: Path) -> None:
+    """One table per eval run, in a folder: a task's runs in two of them are its runs
+    (they were refused as a task given twice), in the same order, with the same
+    measures, as one table of all the rows gives; a run id in two of them is named."""
+    header = "task,run,passed,model,cost,url\n"
+    first = "a,1,1,m,0.5,https://x.test/1\na,3,0,m,,\nb,1,1,m,1,\n"
+    second = "a,2,1,m,0.25,\nb,x,,m,,https://x.test/b\n"
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "1.csv").write_text(header + first)
+    (tmp_path / "runs" / "2.csv").write_text(header + second)
+    (tmp_path / "all.csv").write_text(header + first + second)
+
+    def tasks(path: Path) -> list[Any]:
+        (rs,) = load_sources([Source(path)]).result_sets
+        return [
+            (t.id, t.successes, t.runs, t.excluded, t.codes, t.urls, t.measures) for t in rs.tasks
+        ]
+
+    assert tasks(tmp_path / "runs") == tasks(tmp_path / "all.csv")
+    (tmp_path / "runs" / "3.csv").write_text(header + "a,1,0,m,,\n")
+    message = "\n".join(problems_of(tmp_path / "runs"))
+    assert f"{tmp_path / 'runs' / '3.csv'}: row 1: run 1 of task 'a' appears twice" in message
+
+
 def test_run_ids_that_are_not_whole_numbers_are_text(tmp_path: Path) -> None:
     """1.5 is not run 2, nor 1_0 run 10, nor 1e0 run 1 (DuckDB's TRY_CAST reads each so):
     they are distinct runs, ordered after the whole numbers, as text."""

@@ -33,7 +33,8 @@ from .documents import json_loads, json_reason, jsonl_lines
 from .duckdb_common import connect, ident, literal, plain_path
 from .fields import did_you_mean
 from .source import Source
-from .table_rows import ROW, BadTable, Columns, Places, read_counts, read_runs
+from .table_counts import read_counts
+from .table_rows import ROW, BadTable, Columns, Places, read_runs
 
 #: What a column can hold, and the names it is found under without a mapping, the
 #: canonical name first (it wins when an alias is present too).

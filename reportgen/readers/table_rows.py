@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..counts import EXCLUDED, FAIL, MAX_COUNT, MEASURES, PASS
+from ..counts import EXCLUDED, FAIL, MEASURES, PASS
 from .base import Tally
 from .duckdb_common import (
     DIGITS,
@@ -49,7 +49,7 @@ class BadTable(Exception):
     """A problem with the table as a whole (its columns): one located message."""
 
 
-def _is_number(sql_type: str) -> bool:
+def is_number(sql_type: str) -> bool:
     return sql_type in _NUMBER_TYPES or sql_type.startswith("DECIMAL")
 
 
@@ -70,7 +70,7 @@ class Columns:
 # ---------------------------------------------------------------- SQL pieces
 
 
-def _text(cols: Columns, field: str, *, integers: bool = False) -> str:
+def text_sql(cols: Columns, field: str, *, integers: bool = False) -> str:
     """SQL for a text field (NULL when the table has no such column)."""
     name = cols.get(field)
     if name is None:
@@ -99,7 +99,7 @@ def _measure(cols: Columns, field: str) -> str:
         return "CAST(NULL AS DOUBLE)"
     sql_type = cols.type(field)
     column = ident(name)
-    if _is_number(sql_type):
+    if is_number(sql_type):
         value = f"CAST({column} AS DOUBLE)"
     elif sql_type == "VARCHAR":
         nulls = ", ".join(literal(w) for w in NULL_WORDS)
@@ -124,7 +124,7 @@ def _cell(cols: Columns, field: str) -> str:
     return "NULL" if name is None else ident(name)
 
 
-def _measure_checks(cols: Columns) -> list[_Check]:
+def _measure_checks(cols: Columns) -> list[Check]:
     """A measure's cell is empty or a finite number of at least 0 (confidence at most 1):
     what fields.measure_value takes."""
     checks = []
@@ -135,10 +135,10 @@ def _measure_checks(cols: Columns) -> list[_Check]:
         value = ident(field)
         top = f" OR {value} > 1" if field == "confidence" else ""
         checks.append(
-            _Check(
+            Check(
                 f"{value} IS NOT NULL AND (NOT isfinite({value}) OR {value} < 0{top})",
                 ident(field + "_cell"),
-                _say(f"column {_braced(name)}: {{0}} is not {measure_rule(field)}"),
+                say(f"column {braced(name)}: {{0}} is not {measure_rule(field)}"),
             )
         )
     return checks
@@ -165,7 +165,7 @@ def _passed_code(cols: Columns, threshold: float | None) -> str:
         return (
             f"CASE WHEN {column} IS NULL THEN {EXCLUDED} WHEN {column} THEN {PASS} ELSE {FAIL} END"
         )
-    if _is_number(sql_type):
+    if is_number(sql_type):
         return number(f"CAST({column} AS DOUBLE)", EXCLUDED)
     if sql_type != "VARCHAR":
         raise BadTable(
@@ -181,27 +181,8 @@ def _passed_code(cols: Columns, threshold: float | None) -> str:
     )
 
 
-def _count_value(cols: Columns, field: str) -> str:
-    """SQL for a count column as DOUBLE (NULL when missing or not a number)."""
-    name = cols.get(field)
-    if name is None:
-        return "0"
-    sql_type = cols.type(field)
-    if sql_type == "VARCHAR":
-        return f"TRY_CAST(trim({ident(name)}) AS DOUBLE)"
-    if _is_number(sql_type):
-        return f"CAST({ident(name)} AS DOUBLE)"
-    if sql_type == "JSON":  # JSONL whose records disagree on the type: numbers only
-        value = ident(name)
-        return (
-            f"CASE WHEN json_type({value}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') "
-            f"THEN CAST({value} AS DOUBLE) END"
-        )
-    raise BadTable(f"column {name!r} ({field}) holds {sql_type} values; expected whole numbers")
-
-
 @dataclass(frozen=True)
-class _Check:
+class Check:
     """Rows that break one rule: a SQL condition, the values to show, the message."""
 
     condition: str
@@ -224,9 +205,9 @@ class Places:
         return "rows" if self.lines is None else "lines"
 
 
-def _run_checks(
+def run_checks(
     con: duckdb.DuckDBPyConnection,
-    checks: list[_Check],
+    checks: list[Check],
     tally: Tally,
     where: str,
     place: Places,
@@ -271,12 +252,12 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _braced(name: str) -> str:
+def braced(name: str) -> str:
     """A column name quoted for a message template (its braces doubled)."""
     return repr(name).replace("{", "{{").replace("}", "}}")
 
 
-def _say(template: str) -> Callable[[tuple[Any, ...]], str]:
+def say(template: str) -> Callable[[tuple[Any, ...]], str]:
     """A message from a template with {0}, {1}, ... for the offending row's values."""
 
     def message(values: tuple[Any, ...]) -> str:
@@ -285,19 +266,18 @@ def _say(template: str) -> Callable[[tuple[Any, ...]], str]:
     return message
 
 
-def _group_keys(source: Source, cols: Columns, tally: Tally) -> str:
-    names = (_text(cols, "suite"), _text(cols, "model"), _text(cols, "condition"))
+def group_key_columns(source: Source, cols: Columns, tally: Tally) -> str:
+    names = (text_sql(cols, "suite"), text_sql(cols, "model"), text_sql(cols, "condition"))
     return group_keys(source, *names, tally.fallback_suite)
 
 
-#: The optional text fields of a table of runs, and of one of per-task counts.
+#: The optional text fields of a table of runs.
 _RUN_TEXT = ("suite", "model", "condition", "category", "url")
-_COUNT_TEXT = ("suite", "model", "condition", "category")
 
 
-def _raw_text(cols: Columns, fields: tuple[str, ...]) -> str:
+def raw_text(cols: Columns, fields: tuple[str, ...]) -> str:
     """SQL adding to the view v, as raw_<field>, each text field of JSON lines whose
-    records disagree on its type: _text reads a value that is not text as NULL (no
+    records disagree on its type: text_sql reads a value that is not text as NULL (no
     "condition": 7 in the baseline), so its check must see the value as written."""
     return "".join(
         f", {ident(cols.names[f])} AS {ident('raw_' + f)}"
@@ -306,7 +286,7 @@ def _raw_text(cols: Columns, fields: tuple[str, ...]) -> str:
     )
 
 
-def _text_checks(cols: Columns, fields: tuple[str, ...]) -> list[_Check]:
+def text_checks(cols: Columns, fields: tuple[str, ...]) -> list[Check]:
     """Optional text fields: NULL (an empty cell) is fine, blank text, a value of
     another type (JSON lines) or a bad url is not.
 
@@ -323,28 +303,28 @@ def _text_checks(cols: Columns, fields: tuple[str, ...]) -> list[_Check]:
         if cols.type(field) == "JSON":
             raw = ident(f"raw_{field}")
             other = f"json_type({raw}) NOT IN ('VARCHAR', 'NULL')"
-            checks.append(_Check(other, raw, _say(f"column {_braced(name)}: {{0}} must be text")))
+            checks.append(Check(other, raw, say(f"column {braced(name)}: {{0}} must be text")))
             blank += f" AND NOT coalesce({other}, false)"  # said once, as not text
         checks.append(
-            _Check(blank, column, _say(f"column {_braced(name)}: {{0}} must be a non-empty string"))
+            Check(blank, column, say(f"column {braced(name)}: {{0}} must be a non-empty string"))
         )
         if field == "url":
             checks.append(
-                _Check(
+                Check(
                     f"{column} IS NOT NULL AND NOT regexp_matches(lower({column}), '^https?://')",
                     column,
-                    _say(f"column {_braced(name)}: {{0}} is not an http or https link"),
+                    say(f"column {braced(name)}: {{0}} is not an http or https link"),
                 )
             )
     return checks
 
 
-def _task_check(cols: Columns) -> _Check:
+def task_check(cols: Columns) -> Check:
     name = cols.names["task"]
-    return _Check(
+    return Check(
         "task IS NULL OR trim(task) = ''",
         "task",
-        _say(f"column {_braced(name)}: the task id is missing"),
+        say(f"column {braced(name)}: the task id is missing"),
     )
 
 
@@ -363,19 +343,19 @@ def read_runs(
     """A table of runs: every cell checked, then grouped into per-task counts."""
     passed_name = cols.names["passed"]
     passed = ident(passed_name)
-    run = _text(cols, "run", integers=True)
+    run = text_sql(cols, "run", integers=True)
     con.execute(
         f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
-            {_text(cols, "task", integers=True)} AS task,
+            {text_sql(cols, "task", integers=True)} AS task,
             {run} AS run,
             {_whole(run)} AS run_number,
             {_passed_code(cols, source.threshold)} AS code,
             {passed} AS passed_raw,
-            {_group_keys(source, cols, tally)},
-            {_text(cols, "category")} AS category, {_text(cols, "url")} AS url,
+            {group_key_columns(source, cols, tally)},
+            {text_sql(cols, "category")} AS category, {text_sql(cols, "url")} AS url,
             {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
             {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
-            {_raw_text(cols, _RUN_TEXT)}
+            {raw_text(cols, _RUN_TEXT)}
         FROM src"""
     )
     expected = "true, false, 1, 0, C, I or empty"
@@ -384,16 +364,16 @@ def read_runs(
     elif source.threshold is not None:
         expected = f"a number (passes at {source.threshold:g} or more), true, false or empty"
     checks = [
-        _task_check(cols),
-        _Check(
+        task_check(cols),
+        Check(
             "code = 9",
             "passed_raw",
-            _say(f"column {_braced(passed_name)}: {{0}} is not {expected}"),
+            say(f"column {braced(passed_name)}: {{0}} is not {expected}"),
         ),
-        *_text_checks(cols, _RUN_TEXT),
+        *text_checks(cols, _RUN_TEXT),
         *_measure_checks(cols),
     ]
-    if not _run_checks(con, checks, tally, where, place):
+    if not run_checks(con, checks, tally, where, place):
         return
     # Run order: by run id when every run of the task has one (whole numbers first, by
     # value, then the others as text: the JSONL reader's order), else by row.
@@ -406,6 +386,9 @@ def read_runs(
     # rows looked up, to name them.
     if any(row[-2] for row in tasks):
         _duplicate_runs(con, tally, where, cols, place)
+        return
+    if tally.file_count > 1:
+        _add_runs(con, cols, tally, where, place)
         return
     by_row: dict[tuple[str, str, str, str], str] = {}
     if any(row[-1] for row in tasks):
@@ -430,6 +413,34 @@ def read_runs(
             category=category,
             urls=urls.get(key),
             measures=packed,
+            condition=condition,
+        )
+
+
+def _add_runs(
+    con: duckdb.DuckDBPyConnection, cols: Columns, tally: Tally, where: str, place: Places
+) -> None:
+    """Each run to the Tally with its id, in row order, rather than each task's counts:
+    where other files add runs too, a task's runs in two of them merge, their ids
+    checked against each other, as the JSONL reader's runs do."""
+    names = [name for name in MEASURES if cols.get(name) is not None]
+    measures = "".join(f", {ident(name)}" for name in names)
+    rows = con.execute(
+        f"""SELECT _row, task, run, run_number, code, suite, model, condition, category, url
+            {measures} FROM v ORDER BY _row"""
+    ).fetchall()
+    passed = {PASS: True, FAIL: False, EXCLUDED: None}
+    for row, task, run, number, code, suite, model, condition, category, url, *values in rows:
+        tally.add_run(
+            f"{where}: {place(row)}",
+            task,
+            passed[code],
+            suite=own_suite(suite, tally),
+            model=model,
+            run=number if number is not None else run,
+            category=category,
+            url=url,
+            measures={n: v for n, v in zip(names, values, strict=True) if v is not None},
             condition=condition,
         )
 
@@ -476,157 +487,3 @@ def _duplicate_runs(
             f"{where}: {place(rows_of[1])}, column {cols.names['run']!r}: run {runs[1]!r} of task "
             f"{task!r} appears twice (first at {place(rows_of[0])}{same})"
         )
-
-
-# ---------------------------------------------------------------- counts
-
-
-def read_counts(
-    con: duckdb.DuckDBPyConnection,
-    cols: Columns,
-    source: Source,
-    tally: Tally,
-    where: str,
-    place: Places,
-) -> None:
-    """A table of per-task counts: every cell checked, then each row's counts checked
-    against each other and each task given once, then handed to the Tally."""
-    unreadable = [name for name in cols.types if name.lower() == UNREADABLE]
-    _counts_view(con, cols, source, tally, unreadable)
-    if not _run_checks(con, _count_checks(cols, unreadable), tally, where, place):
-        return
-    if not _run_checks(con, _relation_checks(cols), tally, where, place):
-        return
-    if _repeated_tasks(con, tally, where, place):
-        return
-    rows = con.execute(
-        """SELECT _row, task, CAST(successes AS BIGINT), CAST(runs AS BIGINT),
-            CAST(coalesce(excluded, 0) AS BIGINT), suite, model, condition, category
-        FROM v ORDER BY _row"""
-    ).fetchall()
-    if not rows:
-        tally.problems.add(f"{where}: the table has column names but no rows: no tasks to count")
-    for row, task, c, n, x, suite, model, condition, category in rows:
-        tally.add_counts(
-            f"{where}: {place(row)}",
-            task,
-            c,
-            n,
-            suite=own_suite(suite, tally),
-            model=model,
-            category=category,
-            excluded=x,
-            condition=condition,
-        )
-
-
-def _counts_view(
-    con: duckdb.DuckDBPyConnection,
-    cols: Columns,
-    source: Source,
-    tally: Tally,
-    unreadable: list[str],
-) -> None:
-    """The view v: each row's counts as numbers, beside the cells as written."""
-    raw_unreadable = ident(unreadable[0]) if len(unreadable) == 1 else "0"
-    con.execute(
-        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
-            {raw_unreadable} AS raw_unreadable,
-            {_text(cols, "task", integers=True)} AS task,
-            {_count_value(cols, "successes")} AS successes,
-            {_count_value(cols, "runs")} AS runs,
-            {_count_value(cols, "excluded")} AS excluded,
-            {", ".join(f"{ident(cols.names[f])} AS raw_{f}" for f in ("successes", "runs"))},
-            {ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
-            {_group_keys(source, cols, tally)},
-            {_text(cols, "category")} AS category
-            {_raw_text(cols, _COUNT_TEXT)}
-        FROM src"""
-    )
-
-
-def _count_checks(cols: Columns, unreadable: list[str]) -> list[_Check]:
-    """The checks of each cell: the task, the counts, the names, and the column of
-    unreadable runs that `reportgen sql` writes."""
-    checks = [_task_check(cols)]
-    for field in ("successes", "runs", "excluded"):
-        name = cols.get(field)
-        if name is not None:
-            checks.extend(_whole_number_checks(field, name))
-    checks.extend(_text_checks(cols, _COUNT_TEXT))
-    if len(unreadable) == 1:
-        # Written by `reportgen sql`: runs whose passed value the query could not read.
-        checks.append(
-            _Check(
-                "coalesce(TRY_CAST(raw_unreadable AS DOUBLE), 1) <> 0",
-                "raw_unreadable",
-                _say(
-                    f"column {_braced(unreadable[0])}: {{0}} runs of this task have a passed "
-                    "value that is not true, false, 1, 0 or empty; fix them in the table "
-                    "and run the query again"
-                ),
-            )
-        )
-    return checks
-
-
-def _whole_number_checks(field: str, name: str) -> list[_Check]:
-    """A count column (`field`, the file's column `name`): a whole number from 0 to
-    MAX_COUNT in every row."""
-    value, raw = field, f"raw_{field}"
-    # An empty excluded cell means none; empty successes or runs is an error.
-    missing = f"{raw} IS NULL" if field != "excluded" else "false"
-    # The bounds are checked on whole numbers only: 1e400 is not one, and is not
-    # also "more than a billion".
-    whole = f"(NOT isinf({value}) AND NOT isnan({value}) AND {value} = floor({value}))"
-    return [
-        _Check(
-            f"{missing} OR ({raw} IS NOT NULL AND ({value} IS NULL OR NOT {whole}))",
-            raw,
-            _say(f"column {_braced(name)}: expected a whole number, got {{0}}"),
-        ),
-        _Check(
-            f"{whole} AND {value} < 0",
-            raw,
-            _say(f"column {_braced(name)}: must not be negative, got {{0}}"),
-        ),
-        _Check(
-            f"{whole} AND {value} > {MAX_COUNT}",
-            raw,
-            _say(f"column {_braced(name)}: must be at most {MAX_COUNT:,}, got {{0}}"),
-        ),
-    ]
-
-
-def _relation_checks(cols: Columns) -> list[_Check]:
-    """The checks of a row's counts against each other, once each count is whole."""
-    successes, runs = cols.names["successes"], cols.names["runs"]
-    return [
-        _Check(
-            # A task whose every run was excluded has runs 0, as in JSONL.
-            "runs < 1 AND coalesce(excluded, 0) < 1",
-            "runs",
-            _say(f"column {_braced(runs)}: must be at least 1 (or excluded at least 1), got {{0}}"),
-        ),
-        _Check(
-            "successes > runs",
-            "successes, runs",
-            _say(f"column {_braced(successes)}: {{0}} is more than runs ({{1}})"),
-        ),
-    ]
-
-
-def _repeated_tasks(
-    con: duckdb.DuckDBPyConnection, tally: Tally, where: str, place: Places
-) -> bool:
-    """Names the rows of each task given twice; True when there is one."""
-    duplicates = con.execute(
-        f"""SELECT task, list(_row ORDER BY _row) AS rows FROM v
-        GROUP BY suite, model, condition, task
-        HAVING count(*) > 1 ORDER BY rows[2] LIMIT {EXAMPLES}"""
-    ).fetchall()
-    for task, rows_of in duplicates:
-        tally.problems.add(
-            f"{where}: {place(rows_of[1])}: task {task!r} already given at {place(rows_of[0])}"
-        )
-    return bool(duplicates)
