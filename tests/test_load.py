@@ -688,19 +688,27 @@ def tau_bench(*rewards: Any, task: Any = 1) -> str:
 
 def test_tau_bench_file_names_from_run_py_say_what_ran(tmp_path: Path) -> None:
     """τ-bench's records name no model; run.py's file name does. Files of two models in
-    one folder are two sets (they were one, with no model), and two invocations of one
-    configuration add runs (their trials both start at 0)."""
-    records = json.loads(TAU_BENCH_SMALL.read_text())
-    name = "tool-calling-{}-0.0_range_0-10_user-gpt-4o-llm_{}.json"
+    one folder are two sets (they were one, with no model), suited by the folder, as
+    when given one by one. Two files of one configuration are refused, as before: the
+    names do not say the domain, so they may hold airline and retail."""
+    records = TAU_BENCH_SMALL.read_text()
+    name = "tool-calling-{}-{}_range_0--1_user-gpt-4o-llm_{}.json"
     folder = tmp_path / "results"
-    for model, when in (("gpt-4o", "1205120000"), ("gpt-4o", "1206120000"), ("o1", "1205")):
-        write(folder, name.format(model, when), json.dumps(records))
-    sets = {rs.model: rs for rs in load(folder).result_sets}
-    gpt4o = "tool-calling (gpt-4o, temperature 0.0, user gpt-4o llm)"
-    assert sorted(sets) == [gpt4o, "tool-calling (o1, temperature 0.0, user gpt-4o llm)"]
-    single = counts(only_set(TAU_BENCH_SMALL))
-    assert counts(sets[gpt4o]) == {t: (2 * c, 2 * n, 2 * x) for t, (c, n, x) in single.items()}
-    assert sets[gpt4o].named_by["model"] == "the file's name, as τ-bench's run.py writes it"
+    paths = [
+        write(folder, name.format(model, temperature, "1205"), records)
+        for model, temperature in (("gpt-4o-2024-08-06", "0.0"), ("o1", "1e-05"))
+    ]
+    for sources in ([Source(folder)], [Source(path) for path in paths]):
+        sets = {rs.model: rs for rs in load_sources(sources).result_sets}
+        assert sorted(sets) == [
+            "tool-calling (gpt-4o-2024-08-06, temperature 0.0, user gpt-4o llm)",
+            "tool-calling (o1, temperature 1e-05, user gpt-4o llm)",
+        ]
+        for rs in sets.values():
+            assert rs.suite == "results" and counts(rs) == counts(only_set(TAU_BENCH_SMALL))
+            assert rs.named_by["model"] == "the file's name, as τ-bench's run.py writes it"
+    write(folder, name.format("o1", "1e-05", "1206"), records)
+    assert any("run 0 of task" in p and "appears twice" in p for p in problems_of(folder))
     # A name of another shape says nothing: the set has no model, as before.
     assert only_set(TAU_BENCH_SMALL).model == ""
 

@@ -236,7 +236,10 @@ def read_inputs(
     problem) and none of its runs is counted.
     """
     tally = Tally(inputs[0][0], problems)
-    tally.file_count = sum(len(files) for _, files in inputs)
+    # Empty files are passed over below: they do not count.
+    tally.file_count = sum(
+        1 for source, files in inputs for f in files if f == source.path or f.stat().st_size
+    )
     skip = inputs[0][0].skip_unreadable
     before, skipped_before = len(problems.items), len(skipped)
     read = _BY_NAME[name].read

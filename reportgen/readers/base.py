@@ -69,6 +69,7 @@ class _TaskTally:
         "notes",
         "ordered",
         "positions",
+        "refused_runs",
         "run_ids",
         "urls",
     )
@@ -85,8 +86,10 @@ class _TaskTally:
         self.detail: str | None = None
         self.category: str | None = None
         self.counts_only: tuple[int, int, int] | None = None
-        #: With counts_only: where they were given, for the message if runs follow.
+        #: With counts_only: where they were given, for the message if runs follow,
+        #: and whether that message was said (once a task).
         self.counted_at = ""
+        self.refused_runs = False
         #: Per-run measures by name, one value per run in `codes` (NaN where a run has
         #: none); None until a run of the task records one.
         self.measures: dict[str, array[float]] | None = None
@@ -326,9 +329,9 @@ class Tally:
         elif tally.counts_only is not None:
             # Counted already (a file of counts, or a table grouped in DuckDB): a run
             # added now would not be counted. Said once, as add_counts says it.
-            if tally.counted_at:
+            if not tally.refused_runs:
                 self.problems.add(_given_twice(self.where(position), task, tally.counted_at))
-                tally.counted_at = ""
+                tally.refused_runs = True
             return
         if run is not None:
             ids, positions = tally.run_ids, tally.positions

@@ -252,6 +252,15 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _not_text(name: str) -> Callable[[tuple[Any, ...]], str]:
+    def message(values: tuple[Any, ...]) -> str:
+        value = str(values[0])
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"column {braced(name)}: {shown} is not text"
+
+    return message
+
+
 def braced(name: str) -> str:
     """A column name quoted for a message template (its braces doubled)."""
     return repr(name).replace("{", "{{").replace("}", "}}")
@@ -303,7 +312,8 @@ def text_checks(cols: Columns, fields: tuple[str, ...]) -> list[Check]:
         if cols.type(field) == "JSON":
             raw = ident(f"raw_{field}")
             other = f"json_type({raw}) NOT IN ('VARCHAR', 'NULL')"
-            checks.append(Check(other, raw, say(f"column {braced(name)}: {{0}} must be text")))
+            # The value as JSON writes it, unquoted: '7' would read as text.
+            checks.append(Check(other, raw, _not_text(name)))
             blank += f" AND NOT coalesce({other}, false)"  # said once, as not text
         checks.append(
             Check(blank, column, say(f"column {braced(name)}: {{0}} must be a non-empty string"))
@@ -387,9 +397,6 @@ def read_runs(
     if any(row[-2] for row in tasks):
         _duplicate_runs(con, tally, where, cols, place)
         return
-    if tally.file_count > 1:
-        _add_runs(con, cols, tally, where, place)
-        return
     by_row: dict[tuple[str, str, str, str], str] = {}
     if any(row[-1] for row in tasks):
         by_row = {(s, m, c, t): codes for s, m, c, t, codes in mixed_codes(con)}
@@ -413,34 +420,6 @@ def read_runs(
             category=category,
             urls=urls.get(key),
             measures=packed,
-            condition=condition,
-        )
-
-
-def _add_runs(
-    con: duckdb.DuckDBPyConnection, cols: Columns, tally: Tally, where: str, place: Places
-) -> None:
-    """Each run to the Tally with its id, in row order, rather than each task's counts:
-    where other files add runs too, a task's runs in two of them merge, their ids
-    checked against each other, as the JSONL reader's runs do."""
-    names = [name for name in MEASURES if cols.get(name) is not None]
-    measures = "".join(f", {ident(name)}" for name in names)
-    rows = con.execute(
-        f"""SELECT _row, task, run, run_number, code, suite, model, condition, category, url
-            {measures} FROM v ORDER BY _row"""
-    ).fetchall()
-    passed = {PASS: True, FAIL: False, EXCLUDED: None}
-    for row, task, run, number, code, suite, model, condition, category, url, *values in rows:
-        tally.add_run(
-            f"{where}: {place(row)}",
-            task,
-            passed[code],
-            suite=own_suite(suite, tally),
-            model=model,
-            run=number if number is not None else run,
-            category=category,
-            url=url,
-            measures={n: v for n, v in zip(names, values, strict=True) if v is not None},
             condition=condition,
         )
 

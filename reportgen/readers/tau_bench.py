@@ -31,30 +31,36 @@ def _reward_problem(value: Any) -> str:
 
 
 #: The name τ-bench's run.py gives its results file, the only place that names what ran
-#: (its records do not): <agent strategy>-<model>-<temperature>_range_<start>-<end>
-#: _user-<user model>-<user strategy>_<time>.json, the model's "/" written "_".
+#: (its records do not, nor which domain): <agent strategy>-<model>-<temperature>
+#: _range_<start>-<end>_user-<user model>-<user strategy>_<time or job>.json, the model
+#: as its last part after "/" (or with "/" as "_", in later versions). The model is
+#: the shortest that leaves a number for the temperature (gpt-4o-1e-05: gpt-4o, 1e-05).
 _CHECKPOINT = re.compile(
-    r"(tool-calling|act|react|few-shot|orchestrated-tool-calling)-(.+)-(-?[0-9.]+)"
-    r"_range_-?[0-9]+--?[0-9]+_user-(.+)-([a-z_]+)_([0-9A-Za-z_-]+)\.json"
+    r"(tool-calling|act|react|few-shot|orchestrated-tool-calling)-(.+?)"
+    r"-(-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)_range_-?[0-9]+--?[0-9]+"
+    r"_user-(.+)-(llm|react|verify|reflection)_.+\.json"
 )
 
 
 def read_tau_bench(source: Source, tally: Tally) -> None:
     """τ-bench: a JSON array of {task_id, trial, reward, ...}. Where the file keeps the
     name run.py gave it, that name says what ran: the agent strategy with the model, its
-    temperature and the simulated user's model and strategy (files of two models are
-    two sets); and each trial is a run of that file's invocation (`<time>/<trial>`), so
-    two invocations of one configuration add runs rather than repeat them."""
+    temperature and the simulated user's model and strategy, so files of two models
+    are two sets; the suite is then the folder's name, the rest of the file's name
+    being the run's settings. Two files of one configuration (each trial numbered from
+    0) are refused as runs given twice: neither says its domain, so they may be
+    airline and retail."""
     problems = tally.problems
     path = source.path
     named = _CHECKPOINT.fullmatch(path.name)
-    model = invocation = None
+    model = None
     if named is not None:
-        strategy, agent_model, temperature, user, user_strategy, invocation = named.groups()
+        strategy, agent_model, temperature, user, user_strategy = named.groups()
         model = agent_with_model(
             strategy, f"{agent_model}, temperature {temperature}, user {user} {user_strategy}"
         )
         tally.named_from(model="the file's name, as τ-bench's run.py writes it")
+        tally.suite_from_name()
     # Read a record at a time: memory follows the largest record, not the file.
     records = load_json_records(path, problems, top=True)
     if records is None:
@@ -84,8 +90,7 @@ def read_tau_bench(source: Source, tally: Tally) -> None:
         if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int)):
             problems.add(f"{where}.trial: expected an integer")
             continue
-        run = trial if invocation is None or trial is None else f"{invocation}/{trial:09d}"
-        tally.add_run(where, task, passed, model=model, run=run)
+        tally.add_run(where, task, passed, model=model, run=trial)
 
 
 #: τ²-bench's own agent (agent_info.implementation), left out of the model's name.
