@@ -117,6 +117,9 @@ class ResultSet:
     #: perturbation's name ("typos"). Sets differing only here are compared for
     #: robustness, never pooled.
     condition: str = ""
+    #: Names the files gave that the config or the command line replaced with one
+    #: ("model" -> ["A", "B"]; "" for runs that gave none): runs of each were pooled.
+    pooled: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def excluded_runs(self) -> int:
@@ -180,6 +183,17 @@ def naming_guesses(rs: ResultSet) -> Iterator[str]:
     """A warning when the set's model is a guess from a folder's name (a harness's job
     that names no agent or model): runs are grouped by it, so it must be said. A suite
     named after its input is only shown on the page: it splits no agent's runs."""
+    for what, given in rs.pooled.items():
+        none = BASELINE if what == "condition" else f"no {what}"
+        shown = ", ".join(repr(name) if name else none for name in given[:4])
+        more = f" and {len(given) - 4} more" if len(given) > 4 else ""
+        name = getattr(rs, what) or BASELINE
+        where = rs.named_by.get(what, "the config or the command line")
+        yield (
+            f"the {what} {name!r} from {where} stands for {len(given)} {what}s the files "
+            f"name ({shown}{more}): their runs are pooled in this set; leave the {what} to "
+            "the files to keep them apart"
+        )
     named_by = rs.named_by.get("model")
     if named_by in GUESSES:
         yield (

@@ -194,6 +194,15 @@ def test_model_on_the_command_line_joins_two_spellings(
     assert status == 0
     (rs,) = json.loads(out)["result_sets"]
     assert rs["name"] == "mini-swe-agent (claude-sonnet-4) · terminal-bench-core@0.1.1"
+    # Joined, and said: the set's warnings name the two it pools.
+    assert any(
+        w.startswith(
+            "the model 'mini-swe-agent (claude-sonnet-4)' from the command line stands for 2 "
+            "models the files name ('mini-swe-agent (anthropic/claude-sonnet-4-0)', "
+            "'mini-swe-agent (anthropic/claude-sonnet-4-20250514)'): their runs are pooled"
+        )
+        for w in rs["warnings"]
+    ), rs["warnings"]
     assert summary_counts(rs) == evaluated(
         tb_counts(tb_runs("20250825_swe-agent-mini_claude-4-sonnet"))
     )
@@ -203,6 +212,59 @@ def test_model_on_the_command_line_joins_two_spellings(
         "mini-swe-agent (anthropic/claude-sonnet-4-0) · tb-core",
         "mini-swe-agent (anthropic/claude-sonnet-4-20250514) · tb-core",
     ]
+
+
+@pytest.mark.parametrize("reading", ["jsonl", "jsonl-duckdb", "csv", "counts-jsonl"])
+def test_a_name_given_for_several_the_files_name_is_said_per_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reading: str
+) -> None:
+    """--model (or model: in the config) over a file of several models pools their
+    runs: each set that pools several says which, whichever path read the file; a set
+    that pools one (s1), or a file that names none, says nothing. The same for a
+    condition given over a file's baseline and perturbed runs."""
+    from reportgen.readers import jsonl as jsonl_reader
+
+    if reading == "jsonl-duckdb":
+        monkeypatch.setattr(jsonl_reader, "DUCKDB_MIN_BYTES", 0)
+    rows = [
+        ("a", "A", "s1", None),
+        ("b", "B", "s2", None),
+        ("c", "C", "s2", None),
+        ("d", "C", "s2", "typos"),
+    ]
+    if reading == "csv":
+        path = tmp_path / "runs.csv"
+        lines = [f"{t},1,{m},{s},{c or ''}" for t, m, s, c in rows]
+        path.write_text("task,passed,model,suite,condition\n" + "\n".join(lines) + "\n")
+    else:
+        counts = {"successes": 1, "runs": 2} if reading == "counts-jsonl" else {"passed": True}
+        path = tmp_path / "runs.jsonl"
+        records = [
+            {"task": t, "model": m, "suite": s, "condition": c, **counts} for t, m, s, c in rows
+        ]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    sets = {
+        (rs.suite, rs.condition): rs for rs in load_sources([Source(path, model="X")]).result_sets
+    }
+    assert {key: rs.pooled for key, rs in sets.items()} == {
+        ("s1", ""): {},
+        ("s2", ""): {"model": ["B", "C"]},
+        ("s2", "typos"): {},
+    }
+    (warning,) = naming_guesses(sets["s2", ""])
+    assert warning.startswith("the model 'X' from the config stands for 2 models the files")
+    assert list(naming_guesses(sets["s1", ""])) == []
+    given = Source(path, condition="baseline", suite="S", model="X")
+    (pooled,) = load_sources([given]).result_sets
+    assert pooled.pooled == {
+        "suite": ["s1", "s2"],
+        "model": ["A", "B", "C"],
+        "condition": ["", "typos"],
+    }
+    assert any("the condition 'baseline' from the config" in w for w in naming_guesses(pooled))
+    lone = tmp_path / ("lone.csv" if reading == "csv" else "lone.jsonl")
+    lone.write_text(path.read_text().replace("B", "A").replace("C", "A"))
+    assert all(rs.pooled == {} for rs in load_sources([Source(lone, model="X")]).result_sets)
 
 
 # ------------------------------------------------------------ SWE-bench

@@ -36,10 +36,11 @@ from . import (
     terminal_bench,
     yaml_suite,
 )
-from .base import HEAD_BYTES, Reader, Tally
+from .base import Tally
 from .documents import not_regular
 from .fields import did_you_mean
 from .folder import folder_files
+from .reader import HEAD_BYTES, Reader
 from .source import Source
 
 __all__ = [

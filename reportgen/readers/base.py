@@ -1,7 +1,8 @@
-"""The reader contract: the input `Source`, the `Reader` each format module defines,
-and the `Tally` every reader fills, which groups runs into result sets and checks them.
+"""The `Tally` every reader fills, which groups runs into result sets and checks them.
 
-The field checks readers share are in fields.py, document loading in documents.py.
+The rest of the reader contract: the input `Source` (source.py) and the `Reader` each
+format module defines (reader.py). The field checks readers share are in fields.py,
+document loading in documents.py.
 """
 
 from __future__ import annotations
@@ -9,8 +10,7 @@ from __future__ import annotations
 import math
 import os
 from array import array
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +140,9 @@ class Tally:
         self._files: list[Path] = []
         #: How many files this tally reads, across every input given (read_inputs).
         self.file_count = 1
+        #: Each group's names that the config or command line replaced ("model" ->
+        #: the files' models, "" for none): more than one were pooled in the group.
+        self.given: dict[GroupKey, dict[str, set[str]]] = {}
         self._read_from: dict[str, str] = {}
         self._default_suite = ("", "")
         self.start_input(source.path)
@@ -260,9 +263,12 @@ class Tally:
         model: str | None,
         position: int | str,
         condition: str | None = None,
+        given: Mapping[str, Iterable[str | None]] | None = None,
     ) -> dict[str, _TaskTally]:
         # The config's (or the command line's) suite, model and condition win over the
         # file's; the file's or folder's name is the last resort for the suite.
+        # `given`: where the names were replaced already (SQL groups so), the file's own.
+        own = {"suite": [suite], "model": [model], "condition": [condition]}
         suite_in, model_in = self.source.named_in
         read_from = self._read_from
         if self.source.suite:
@@ -277,6 +283,7 @@ class Tally:
             model_by = read_from.get("model", NAMED_BY_FILE_CONTENT) if model else ""
         condition = condition_key(self.source.condition or condition)
         key = self._last_group = (suite, model or "", condition)
+        self._note_given(key, own if given is None else given)
         inputs = self.inputs_of.setdefault(key, [])
         if self._input not in inputs:
             inputs.append(self._input)
@@ -287,6 +294,15 @@ class Tally:
             for what, name in zip(("suite", "model", "condition"), key, strict=True):
                 self._check_text(position, what, name)
         return tasks
+
+    def _note_given(self, key: GroupKey, names: Mapping[str, Iterable[str | None]]) -> None:
+        """Names a file gave for a suite, model or condition that the config or the
+        command line replaces: the group's set warns when they were more than one."""
+        for what, given in names.items():
+            if getattr(self.source, what):
+                noted = self.given.setdefault(key, {}).setdefault(what, set())
+                for name in given:
+                    noted.add((condition_key(name) if what == "condition" else name) or "")
 
     def _check_text(self, position: int | str, what: str, text: str) -> None:
         """A located problem when an id or name holds a character no page can show."""
@@ -370,8 +386,10 @@ class Tally:
         category: str | None = None,
         excluded: int = 0,
         condition: str | None = None,
+        given: Mapping[str, Iterable[str | None]] | None = None,
     ) -> None:
-        """A task given as counts only (the YAML suite file): no runs, no run order."""
+        """A task given as counts only (the YAML suite file): no runs, no run order.
+        `given`: the file's own names where those passed were replaced already."""
         if self._held is not None:
             self._check_held(where, task, suite, model, category, condition)
             kwargs = {
@@ -380,10 +398,11 @@ class Tally:
                 "category": category,
                 "excluded": excluded,
                 "condition": condition,
+                "given": given,
             }
             self._held.append((self.add_counts, (where, task, successes, runs), kwargs))
             return
-        tasks = self._tasks(suite, model, where, condition)
+        tasks = self._tasks(suite, model, where, condition, given)
         if task in tasks:
             # Two files of a folder (or two entries) stating one task's counts, or
             # counts after runs of it.
@@ -410,11 +429,13 @@ class Tally:
         urls: dict[int, str] | None = None,
         measures: dict[str, bytes] | None = None,
         condition: str | None = None,
+        given: Mapping[str, Iterable[str | None]] | None = None,
     ) -> None:
         """A task whose runs were counted and put in run order elsewhere (a table
         grouped in DuckDB): its (successes, evaluated runs, excluded runs) and its
         run codes, one byte per run, so the task page can still draw the runs; and
-        its measures, packed as TaskCounts keeps them."""
+        its measures, packed as TaskCounts keeps them; `given`, the file's own names
+        where the config's or command line's were put in their place in SQL."""
         if self._held is not None:
             self._check_held(where, task, suite, model, category, condition)
             kwargs = {
@@ -424,6 +445,7 @@ class Tally:
                 "urls": urls,
                 "measures": measures,
                 "condition": condition,
+                "given": given,
             }
             self._held.append((self.add_task, (where, task, counts, codes), kwargs))
             return
@@ -436,8 +458,9 @@ class Tally:
             category=category,
             excluded=counts[2],
             condition=condition,
+            given=given or {},
         )
-        tally = self._tasks(suite, model, where, condition)[task]
+        tally = self._tasks(suite, model, where, condition, {})[task]
         tally.codes = bytearray(codes)
         tally.ordered = True
         tally.urls = urls or {}
@@ -464,6 +487,11 @@ class Tally:
                     sources=list(self.inputs_of[key]),
                     tasks=counted,
                     named_by=dict(self.named_by[key]),
+                    pooled={
+                        what: sorted(names)
+                        for what, names in self.given.get(key, {}).items()
+                        if len(names) > 1
+                    },
                     figures=list(self.figures.get(key, ())),
                 )
             )
@@ -549,43 +577,3 @@ def _sort_key(run: Any) -> tuple[int, Any]:
 def _default_name(suite: str, model: str, condition: str) -> str:
     name = f"{model} · {suite}" if model else suite
     return f"{name} · {condition}" if condition else name
-
-
-#: How much of a file sniffing looks at.
-HEAD_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True)
-class Reader:
-    """One input format: its name, how to recognise a file, and how to read it.
-
-    `suffixes` settle the format by the file name alone; otherwise `sniff` looks
-    at the first 64 KiB (byte-order mark and leading white space removed).
-    `read` hands every run or task count to the tally, reporting problems
-    through `tally.problems` with their location.
-    """
-
-    name: str
-    suffixes: tuple[str, ...]
-    sniff: Callable[[bytes], bool]
-    read: Callable[[Source, Tally], None]
-    #: One line for `reportgen formats` and the README's format table.
-    summary: str
-    #: For a folder input: of the files found in it that were detected as this
-    #: format (sorted), the ones to read. Formats whose folders also hold summaries
-    #: of the same runs (a run-level file beside per-trial files, a job summary)
-    #: drop those here; by default every file is read.
-    folder_files: Callable[[list[Path]], list[Path]] | None = None
-    #: Whether a run may carry several scores, one of them picked with scorer:.
-    scorers: bool = False
-    #: Whether a run may be given as a score, which passes at threshold: or more.
-    scores: bool = False
-    #: Whether a file detected as this format inside a folder input is a result file,
-    #: from its first 64 KiB (as for sniff). A harness's or reportgen's own YAML config
-    #: beside the results is not, nor a site's history.jsonl kept there.
-    in_folder: Callable[[bytes], bool] | None = None
-
-
-def never(head: bytes) -> bool:
-    """For formats recognised by their suffix only."""
-    return False

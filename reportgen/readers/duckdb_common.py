@@ -26,6 +26,10 @@ from .source import Source
 if TYPE_CHECKING:
     import duckdb
 
+#: Per group (suite, model, condition) of a view, the file's own names by what they
+#: name, where the config or command line replaced them (given_names).
+GivenNames = dict[tuple[str | None, str, str | None], dict[str, list[str]]]
+
 
 def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
@@ -59,6 +63,21 @@ def group_keys(source: Source, suite: str, model: str, condition: str, fallback:
     else:
         condition = f"nullif({condition}, {literal(BASELINE)})"
     return f"{suite} AS suite, {model} AS model, {condition} AS condition"
+
+
+#: The names a config or the command line may give in place of a file's.
+REPLACEABLE = ("suite", "model", "condition")
+
+
+def given_names(con: duckdb.DuckDBPyConnection, whats: list[str]) -> GivenNames:
+    """Per group of v, the file's own names (its given_<what> columns) where group_keys
+    put the config's or command line's in their place: the Tally warns when several
+    were pooled into one group."""
+    if not whats:
+        return {}
+    lists = ", ".join(f"list(DISTINCT coalesce({ident('given_' + w)}, ''))" for w in whats)
+    rows = con.execute(f"SELECT suite, model, condition, {lists} FROM v GROUP BY ALL").fetchall()
+    return {(s, m, c): dict(zip(whats, names, strict=True)) for s, m, c, *names in rows}
 
 
 @contextmanager

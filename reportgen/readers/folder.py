@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Problems
-from .base import HEAD_BYTES, Reader
+from .reader import HEAD_BYTES, Reader
 
 #: Folder levels below the one given that are looked into.
 MAX_DEPTH = 8

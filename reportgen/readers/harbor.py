@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
-from .base import Reader, Tally
+from .base import Tally
 from .documents import load_json_document
 from .fields import agent_with_model, describe, harness_measures, short_note, summed
+from .reader import Reader
 from .source import Source
 
 #: The reward a trial needs to pass unless `threshold:` is given.

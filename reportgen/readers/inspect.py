@@ -24,9 +24,10 @@ from typing import Any
 from ..errors import Problems
 from ..json_scan import check_json_values
 from ..limits import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, TooLarge, size_text
-from .base import Reader, Tally
+from .base import Tally
 from .documents import json_loads, load_json_records
 from .fields import fraction, harness_measures, short_note, task_id_of
+from .reader import Reader
 from .source import Source
 
 ZIP_ZSTANDARD = 93

@@ -12,7 +12,7 @@ from ..counts import MEASURES
 from ..errors import Problems
 from ..json_scan import check_json_values
 from ..limits import MAX_JSON_VALUES, TooLarge
-from .base import Reader, Tally
+from .base import Tally
 from .documents import MAX_LINE_BYTES, json_loads, json_reason, jsonl_lines
 from .fields import (
     describe,
@@ -23,6 +23,7 @@ from .fields import (
     parse_passed,
     task_id_of,
 )
+from .reader import Reader
 from .source import Source
 
 #: From this size on, a file is first read through DuckDB (bench/run.py measures both

@@ -15,7 +15,9 @@ from ..counts import EXCLUDED, FAIL, MEASURES, PASS
 from .base import Tally
 from .duckdb_common import (
     DIGITS,
+    REPLACEABLE,
     connect,
+    given_names,
     group_keys,
     ident,
     literal,
@@ -59,6 +61,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
     try:
         with plain_path(source.path) as plain, connect() as con:
             tasks = _jsonl_tasks(con, plain, source, max_line, tally.fallback_suite)
+            groups = given_names(con, [w for w in REPLACEABLE if getattr(source, w)])
     except duckdb.Error:
         return False
     if tasks is None:
@@ -75,6 +78,7 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
             urls=urls,
             measures=measures,
             condition=condition,
+            given=groups.get((suite, model, condition), {}),
         )
     return True
 
@@ -175,6 +179,13 @@ def _load_values(
     )
     task, passed, run, url = '"task"', '"passed"', '"run"', '"url"'
     names = (_text('"suite"'), _text('"model"'), _text('"condition"'))
+    # The file's own names where the config or command line replaces them (group_keys):
+    # kept as given_<name>, for the warning when several are pooled.
+    given = "".join(
+        f"{sql} AS {ident('given_' + what)}, "
+        for what, sql in zip(REPLACEABLE, names, strict=True)
+        if getattr(source, what)
+    )
     measures_ok = " AND ".join(
         f"({ident(n)} IS NULL OR {_measure(n)} IS NOT NULL)" for n in MEASURES
     )
@@ -183,7 +194,7 @@ def _load_values(
             coalesce({_text(task)}, {task}) AS task,
             CASE WHEN {passed} IS NULL THEN {EXCLUDED}
                 WHEN {passed} IN ('true', '1') THEN {PASS} ELSE {FAIL} END AS code,
-            {group_keys(source, *names, fallback)},
+            {group_keys(source, *names, fallback)}, {given}
             {_text('"category"')} AS category, {_text(url)} AS url,
             CASE WHEN {_is_whole(run)} THEN CAST({run} AS BIGINT) END AS run_number,
             {_text(run)} AS run_text,

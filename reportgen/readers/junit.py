@@ -24,7 +24,8 @@ import xml.parsers.expat
 from pathlib import Path
 
 from ..limits import MAX_DOCUMENT_BYTES, size_text
-from .base import Reader, Tally
+from .base import Tally
+from .reader import Reader
 from .source import Source
 
 _CHUNK = 1024 * 1024

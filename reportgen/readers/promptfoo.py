@@ -28,9 +28,10 @@ import hashlib
 import json
 from typing import Any
 
-from .base import Reader, Tally
+from .base import Tally
 from .documents import load_json_document
 from .fields import describe, short_note
+from .reader import Reader
 from .source import Source
 
 #: promptfoo's ResultFailureReason.ERROR.

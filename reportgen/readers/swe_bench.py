@@ -27,9 +27,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Tally
+from .base import Tally
 from .documents import load_json_document
 from .fields import describe, fraction
+from .reader import Reader
 from .source import Source
 
 #: The lists a report sorts submitted ids into.

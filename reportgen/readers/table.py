@@ -28,10 +28,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .base import Reader, Tally
+from .base import Tally
 from .documents import json_loads, json_reason, jsonl_lines
 from .duckdb_common import connect, ident, literal, plain_path
 from .fields import did_you_mean
+from .reader import Reader
 from .source import Source
 from .table_counts import read_counts
 from .table_rows import ROW, BadTable, Columns, Places, read_runs

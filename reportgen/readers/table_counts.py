@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..counts import MAX_COUNT
 from .base import Tally
-from .duckdb_common import ident, own_suite
+from .duckdb_common import given_names, ident, own_suite
 from .source import Source
 from .table_rows import (
     EXAMPLES,
@@ -18,6 +18,7 @@ from .table_rows import (
     Columns,
     Places,
     braced,
+    given_columns,
     group_key_columns,
     is_number,
     raw_text,
@@ -53,6 +54,7 @@ def read_counts(
         return
     if _repeated_tasks(con, tally, where, place):
         return
+    groups = given_names(con, given_columns(cols, source)[1])
     rows = con.execute(
         """SELECT _row, task, CAST(successes AS BIGINT), CAST(runs AS BIGINT),
             CAST(coalesce(excluded, 0) AS BIGINT), suite, model, condition, category
@@ -71,6 +73,7 @@ def read_counts(
             category=category,
             excluded=x,
             condition=condition,
+            given=groups.get((suite, model, condition), {}),
         )
 
 
@@ -94,7 +97,7 @@ def _counts_view(
             {ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
             {group_key_columns(source, cols, tally)},
             {text_sql(cols, "category")} AS category
-            {raw_text(cols, _COUNT_TEXT)}
+            {raw_text(cols, _COUNT_TEXT)}{given_columns(cols, source)[0]}
         FROM src"""
     )
 

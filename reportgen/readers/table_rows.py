@@ -17,6 +17,8 @@ from ..counts import EXCLUDED, FAIL, MEASURES, PASS
 from .base import Tally
 from .duckdb_common import (
     DIGITS,
+    REPLACEABLE,
+    given_names,
     group_keys,
     ident,
     literal,
@@ -261,6 +263,13 @@ def _not_text(name: str) -> Callable[[tuple[Any, ...]], str]:
     return message
 
 
+def given_columns(cols: Columns, source: Source) -> tuple[str, list[str]]:
+    """SQL adding to the view v, as given_<name>, each name column of the file that the
+    config or command line replaces, and those names (see duckdb_common.given_names)."""
+    whats = [w for w in REPLACEABLE if getattr(source, w) and cols.get(w) is not None]
+    return "".join(f", {text_sql(cols, w)} AS {ident('given_' + w)}" for w in whats), whats
+
+
 def braced(name: str) -> str:
     """A column name quoted for a message template (its braces doubled)."""
     return repr(name).replace("{", "{{").replace("}", "}}")
@@ -354,6 +363,7 @@ def read_runs(
     passed_name = cols.names["passed"]
     passed = ident(passed_name)
     run = text_sql(cols, "run", integers=True)
+    given, whats = given_columns(cols, source)
     con.execute(
         f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
             {text_sql(cols, "task", integers=True)} AS task,
@@ -365,7 +375,7 @@ def read_runs(
             {text_sql(cols, "category")} AS category, {text_sql(cols, "url")} AS url,
             {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
             {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
-            {raw_text(cols, _RUN_TEXT)}
+            {raw_text(cols, _RUN_TEXT)}{given}
         FROM src"""
     )
     expected = "true, false, 1, 0, C, I or empty"
@@ -406,6 +416,7 @@ def read_runs(
     names = [name for name in MEASURES if cols.get(name) is not None]
     lengths = [row[5] + row[6] + row[7] for row in tasks]
     measures = task_measures(con, names, order, lengths) if names else [{}] * len(tasks)
+    groups = given_names(con, whats)
     for row, packed in zip(tasks, measures, strict=True):
         suite, model, condition, task, first, passes, fails, excluded, category, codes, _, _ = row
         key = (suite, model, condition, task)
@@ -421,6 +432,7 @@ def read_runs(
             urls=urls.get(key),
             measures=packed,
             condition=condition,
+            given=groups.get((suite, model, condition), {}),
         )
 
 

@@ -6,9 +6,10 @@ import math
 import re
 from typing import Any
 
-from .base import Reader, Tally
+from .base import Tally
 from .documents import load_json_records
 from .fields import agent_with_model, describe, harness_measures, task_id_of
+from .reader import Reader
 from .source import Source
 
 #: τ-bench and τ²-bench count a run as passed when its reward is 1 within this.

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..counts import NAMED_BY_FOLDER
-from .base import Reader, Tally
+from .base import Tally
 from .documents import load_json_document
 from .fields import (
     agent_with_model,
@@ -48,6 +48,7 @@ from .fields import (
     summed,
     task_id_of,
 )
+from .reader import Reader
 from .source import Source
 
 #: Failure modes in which the model, not the harness, kept the trial from being

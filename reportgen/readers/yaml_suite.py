@@ -8,9 +8,10 @@ from typing import Any
 
 from ..counts import MAX_COUNT
 from ..errors import Problems
-from .base import Reader, Tally, never
+from .base import Tally
 from .documents import BadDocument, yaml_document
 from .fields import describe, did_you_mean, is_optional_text, key_text, parse_passed, task_id_of
+from .reader import Reader, never
 from .source import Source
 
 
