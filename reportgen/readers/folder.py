@@ -96,9 +96,7 @@ def walk(
     are otherwise an error.
     """
     found: list[Path] = []
-    #: Each file found, by (device, inode): a link (symbolic or hard) to a file the
-    #: folder also holds names the same runs, which must be counted once.
-    files: dict[tuple[int, int], Path] = {}
+    files: dict[tuple[int, int], Path] = {}  # by (device, inode): see _add_once
     seen = 0
     inside = folder.resolve()
     stack: list[tuple[Path, int]] = [(folder, 0)]
@@ -143,16 +141,7 @@ def walk(
                             return None
                         skipped.append((str(path), why))
                         continue
-                    info = entry.stat(follow_symlinks=True)
-                    # (Windows' scandir gives no inode: 0 there, and nothing is merged.)
-                    same = files.setdefault((info.st_dev, info.st_ino), path)
-                    if same is not path and info.st_ino:
-                        # Kept: the file under its own name, else the first link's.
-                        if entry.is_symlink() or not same.is_symlink():
-                            continue
-                        found.remove(same)
-                        files[(info.st_dev, info.st_ino)] = path
-                    found.append(path)
+                    _add_once(entry, path, files, found)
             except FileNotFoundError:
                 continue  # an entry that vanished: nothing to read
             except OSError as error:
@@ -165,6 +154,24 @@ def walk(
                 return None
         stack.extend((sub, depth + 1) for sub in reversed(subfolders))
     return sorted(found, key=lambda p: p.relative_to(folder).parts)
+
+
+def _add_once(
+    entry: os.DirEntry[str], path: Path, files: dict[tuple[int, int], Path], found: list[Path]
+) -> None:
+    """Add a file found, unless it is one already found under another name (a link,
+    symbolic or hard, to a file the folder also holds names the same runs): then the
+    file under its own name is kept, else the first link's. `files` maps each file's
+    (device, inode) to its name; Windows' scandir gives no inode (0), and nothing is
+    merged there."""
+    info = entry.stat(follow_symlinks=True)
+    same = files.setdefault((info.st_dev, info.st_ino), path)
+    if same is not path and info.st_ino:
+        if entry.is_symlink() or not same.is_symlink():
+            return
+        found.remove(same)
+        files[(info.st_dev, info.st_ino)] = path
+    found.append(path)
 
 
 def folder_files(

@@ -361,23 +361,7 @@ def read_runs(
 ) -> None:
     """A table of runs: every cell checked, then grouped into per-task counts."""
     passed_name = cols.names["passed"]
-    passed = ident(passed_name)
-    run = text_sql(cols, "run", integers=True)
-    given, whats = given_columns(cols, source)
-    con.execute(
-        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
-            {text_sql(cols, "task", integers=True)} AS task,
-            {run} AS run,
-            {_whole(run)} AS run_number,
-            {_passed_code(cols, source.threshold)} AS code,
-            {passed} AS passed_raw,
-            {group_key_columns(source, cols, tally)},
-            {text_sql(cols, "category")} AS category, {text_sql(cols, "url")} AS url,
-            {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
-            {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
-            {raw_text(cols, _RUN_TEXT)}{given}
-        FROM src"""
-    )
+    whats = _runs_view(con, cols, source, tally)
     expected = "true, false, 1, 0, C, I or empty"
     if score is not None and source.threshold is None:
         expected += " (for scores, set threshold: or --threshold)"
@@ -434,6 +418,30 @@ def read_runs(
             condition=condition,
             given=groups.get((suite, model, condition), {}),
         )
+
+
+def _runs_view(
+    con: duckdb.DuckDBPyConnection, cols: Columns, source: Source, tally: Tally
+) -> list[str]:
+    """The view v: each row's run as values, beside the cells as written; returns the
+    names the file gives where the source replaces them (given_columns)."""
+    run = text_sql(cols, "run", integers=True)
+    given, whats = given_columns(cols, source)
+    con.execute(
+        f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
+            {text_sql(cols, "task", integers=True)} AS task,
+            {run} AS run,
+            {_whole(run)} AS run_number,
+            {_passed_code(cols, source.threshold)} AS code,
+            {ident(cols.names["passed"])} AS passed_raw,
+            {group_key_columns(source, cols, tally)},
+            {text_sql(cols, "category")} AS category, {text_sql(cols, "url")} AS url,
+            {", ".join(f"{_measure(cols, m)} AS {ident(m)}" for m in MEASURES)},
+            {", ".join(f"{_cell(cols, m)} AS {ident(m + '_cell')}" for m in MEASURES)}
+            {raw_text(cols, _RUN_TEXT)}{given}
+        FROM src"""
+    )
+    return whats
 
 
 def _whole(run: str) -> str:
