@@ -237,10 +237,11 @@ def read_inputs(
     problem) and none of its runs is counted.
     """
     tally = Tally(inputs[0][0], problems)
-    # Empty files are passed over below: they do not count.
-    tally.file_count = sum(
-        1 for source, files in inputs for f in files if f == source.path or f.stat().st_size
-    )
+    # Empty files inside a folder are passed over below (each said), and do not count.
+    empty = {
+        f for source, files in inputs for f in files if f != source.path and not f.stat().st_size
+    }
+    tally.file_count = sum(len(files) for _, files in inputs) - len(empty)
     skip = inputs[0][0].skip_unreadable
     before, skipped_before = len(problems.items), len(skipped)
     read = _BY_NAME[name].read
@@ -249,7 +250,7 @@ def read_inputs(
         for file in files:
             if problems.truncated:
                 break
-            if file != source.path and file.stat().st_size == 0:
+            if file in empty:
                 if skip:
                     skipped.append((str(file), "the file is empty"))
                 else:

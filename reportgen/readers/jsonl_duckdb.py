@@ -61,7 +61,8 @@ def read_jsonl_through_duckdb(source: Source, tally: Tally, max_line: int) -> bo
     try:
         with plain_path(source.path) as plain, connect() as con:
             tasks = _jsonl_tasks(con, plain, source, max_line, tally.fallback_suite)
-            groups = given_names(con, [w for w in REPLACEABLE if getattr(source, w)])
+            replaced = [w for w in REPLACEABLE if getattr(source, w)]
+            groups = given_names(con, replaced) if tasks is not None else {}
     except duckdb.Error:
         return False
     if tasks is None:

@@ -47,14 +47,14 @@ def read_counts(
     """A table of per-task counts: every cell checked, then each row's counts checked
     against each other and each task given once, then handed to the Tally."""
     unreadable = [name for name in cols.types if name.lower() == UNREADABLE]
-    _counts_view(con, cols, source, tally, unreadable)
+    whats = _counts_view(con, cols, source, tally, unreadable)
     if not run_checks(con, _count_checks(cols, unreadable), tally, where, place):
         return
     if not run_checks(con, _relation_checks(cols), tally, where, place):
         return
     if _repeated_tasks(con, tally, where, place):
         return
-    groups = given_names(con, given_columns(cols, source)[1])
+    groups = given_names(con, whats)
     rows = con.execute(
         """SELECT _row, task, CAST(successes AS BIGINT), CAST(runs AS BIGINT),
             CAST(coalesce(excluded, 0) AS BIGINT), suite, model, condition, category
@@ -83,9 +83,11 @@ def _counts_view(
     source: Source,
     tally: Tally,
     unreadable: list[str],
-) -> None:
-    """The view v: each row's counts as numbers, beside the cells as written."""
+) -> list[str]:
+    """The view v: each row's counts as numbers, beside the cells as written; returns
+    the names the file gives where the source replaces them (given_columns)."""
     raw_unreadable = ident(unreadable[0]) if len(unreadable) == 1 else "0"
+    given, whats = given_columns(cols, source)
     con.execute(
         f"""CREATE TEMP VIEW v AS SELECT {ROW} AS _row,
             {raw_unreadable} AS raw_unreadable,
@@ -97,9 +99,10 @@ def _counts_view(
             {ident(cols.names["excluded"]) if cols.get("excluded") else "NULL"} AS raw_excluded,
             {group_key_columns(source, cols, tally)},
             {text_sql(cols, "category")} AS category
-            {raw_text(cols, _COUNT_TEXT)}{given_columns(cols, source)[0]}
+            {raw_text(cols, _COUNT_TEXT)}{given}
         FROM src"""
     )
+    return whats
 
 
 def _count_checks(cols: Columns, unreadable: list[str]) -> list[Check]:

@@ -250,15 +250,17 @@ def _shown(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     # A Parquet DECIMAL comes back as Decimal: shown as the number, not Decimal('0.5').
-    text = str(value) if isinstance(value, Decimal) else repr(value)
+    return _cut(str(value) if isinstance(value, Decimal) else repr(value))
+
+
+def _cut(text: str) -> str:
+    """A value as a message quotes it: at most 40 characters."""
     return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _not_text(name: str) -> Callable[[tuple[Any, ...]], str]:
     def message(values: tuple[Any, ...]) -> str:
-        value = str(values[0])
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"column {braced(name)}: {shown} is not text"
+        return f"column {braced(name)}: {_cut(str(values[0]))} is not text"
 
     return message
 
